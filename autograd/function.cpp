@@ -1,0 +1,78 @@
+// FunctionNode and the history-recording helpers.
+#include "autograd/function.h"
+
+#include "autograd/accumulate_grad.h"
+#include "core/factory.h"
+
+namespace gr::autograd {
+
+FunctionNode::FunctionNode(const char* name, BackwardFn fn, std::vector<InputMeta> output_meta)
+    : name_(name), fn_(std::move(fn)), output_meta_(std::move(output_meta)) {
+  set_num_outputs(static_cast<uint32_t>(output_meta_.size()));
+}
+
+TensorList FunctionNode::apply(TensorList&& grads) {
+  GR_CHECK(fn_ != nullptr, "Trying to backward through the graph a second time (", name_,
+           "), or to directly access saved tensors after they have already been freed. Saved intermediate "
+           "values of the graph are freed when you call backward(); pass retain_graph=true to backward "
+           "the first time if you need to backward through it again.");
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (!grads[i].defined())
+      grads[i] = zeros(output_meta_[i].sizes, TensorOptions(output_meta_[i].dtype).device(output_meta_[i].device));
+  std::vector<bool> needs;
+  needs.reserve(next_edges().size());
+  for (const Edge& e : next_edges()) needs.push_back(e.valid());
+  return fn_(grads, needs);
+}
+
+bool needs_grad_list(const TensorList& ts) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor& t : ts)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
+  AutogradMeta& meta = leaf.unsafe_impl()->autograd_meta();
+  if (auto existing = meta.grad_accumulator.lock()) return existing;
+  auto acc = std::make_shared<AccumulateGrad>(leaf);
+  meta.grad_accumulator = acc;
+  return acc;
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return {};
+  if (t.grad_fn()) return {t.grad_fn(), t.output_nr()};
+  return {grad_accumulator(t), 0};
+}
+
+InputMeta input_meta_of(const Tensor& t) {
+  if (!t.defined()) return {};
+  return {t.sizes().vec(), t.scalar_type(), t.device()};
+}
+
+void record(const char* name, const TensorList& inputs, const TensorList& outputs, BackwardFn backward, bool is_view) {
+  std::vector<InputMeta> out_meta;
+  out_meta.reserve(outputs.size());
+  for (const Tensor& o : outputs) out_meta.push_back(input_meta_of(o));
+  auto node = std::make_shared<FunctionNode>(name, std::move(backward), std::move(out_meta));
+  for (const Tensor& in : inputs) node->add_next_edge(gradient_edge(in), input_meta_of(in));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    AutogradMeta& meta = outputs[i].unsafe_impl()->autograd_meta();
+    meta.grad_fn = node;
+    meta.output_nr = static_cast<uint32_t>(i);
+    meta.requires_grad = true;
+    meta.is_view = meta.is_view || is_view;
+  }
+}
+
+void check_inplace(const Tensor& self, const char* op) {
+  if (!GradMode::is_enabled() || !self.requires_grad()) return;
+  GR_CHECK(!self.is_leaf(), op, ": a leaf Variable that requires grad is being used in an in-place operation. ",
+           "Wrap it in gr::NoGradGuard (e.g. for parameter updates) or work on a clone().");
+  GR_CHECK(!self.unsafe_impl()->autograd->is_view, op,
+           ": in-place operation on a view of a tensor with autograd history is not supported; clone() the view "
+           "first or use the out-of-place op.");
+}
+
+}  // namespace gr::autograd

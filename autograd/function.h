@@ -1,0 +1,55 @@
+// Recording history: the helpers every differentiable op uses to attach a backward node
+// (a FunctionNode running a lambda) to its outputs.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "autograd/saved_tensor.h"
+
+namespace gr::autograd {
+
+// grads: one per output (zeros where none arrived); needs[i]: input i wants a gradient.
+// Returns one gradient per input (undefined where not needed).
+using BackwardFn = std::function<TensorList(const TensorList& grads, const std::vector<bool>& needs)>;
+
+class FunctionNode final : public Node {
+ public:
+  FunctionNode(const char* name, BackwardFn fn, std::vector<InputMeta> output_meta);
+  std::string name() const override { return name_; }
+  TensorList apply(TensorList&& grads) override;
+  void release_saved() override { fn_ = nullptr; }
+
+ private:
+  const char* name_;
+  BackwardFn fn_;
+  std::vector<InputMeta> output_meta_;
+};
+
+// True when grad mode is on and any argument requires grad.
+template <class... Ts>
+bool needs_grad(const Ts&... ts) {
+  return GradMode::is_enabled() && (... || (ts.defined() && ts.requires_grad()));
+}
+bool needs_grad_list(const TensorList& ts);
+
+// Where a gradient for `t` flows: its grad_fn, or the accumulator of a leaf that
+// requires grad, or nowhere.
+Edge gradient_edge(const Tensor& t);
+// The leaf's accumulator node (created on first use, shared while a graph holds it).
+std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
+InputMeta input_meta_of(const Tensor& t);
+
+// Makes a FunctionNode with edges to `inputs` and sets it as grad_fn of `outputs`
+// (output i gets output_nr i). `is_view` marks outputs that alias an input's storage.
+// Works for in-place ops too: an input that is also an output keeps its old edge.
+void record(const char* name, const TensorList& inputs, const TensorList& outputs, BackwardFn backward,
+            bool is_view = false);
+
+// Fails for in-place ops autograd cannot follow: on a leaf that requires grad, or on a
+// view of a tensor with history.
+void check_inplace(const Tensor& self, const char* op);
+
+}  // namespace gr::autograd

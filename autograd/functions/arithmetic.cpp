@@ -1,0 +1,166 @@
+// add, sub, mul, div (tensor and scalar forms, out of place and in place) with backward.
+// Broadcast inputs get their gradient summed back to their own shape.
+#include "autograd/function.h"
+#include "autograd/ops.h"
+#include "core/native/copy.h"
+#include "core/native/elementwise.h"
+#include "core/native/reduce.h"
+
+namespace gr {
+
+using autograd::record;
+using autograd::SavedTensor;
+namespace native = gr::native;
+
+namespace {
+
+// Gradient for an input of shape `shape` from a gradient of the broadcast result.
+Tensor to_input_shape(const Tensor& g, const std::vector<int64_t>& shape) { return native::sum_to(g, shape); }
+
+Tensor scaled(const Tensor& g, const Scalar& alpha) {
+  if (alpha.to_double() == 1.0) return g;
+  return native::mul(g, native::wrapped_scalar(g, alpha));
+}
+
+// a + alpha * b, or a - alpha * b when `negate`.
+Tensor add_sub(const Tensor& a, const Tensor& b, const Scalar& alpha, bool negate) {
+  Tensor out = negate ? native::sub(a, b, alpha) : native::add(a, b, alpha);
+  if (autograd::needs_grad(a, b)) {
+    double factor = negate ? -alpha.to_double() : alpha.to_double();
+    record(negate ? "SubBackward" : "AddBackward", {a, b}, {out},
+           [sa = a.sizes().vec(), sb = b.sizes().vec(), factor](const TensorList& g, const std::vector<bool>& needs) {
+             return TensorList{needs[0] ? to_input_shape(g[0], sa) : Tensor(),
+                               needs[1] ? to_input_shape(scaled(g[0], factor), sb) : Tensor()};
+           });
+  }
+  return out;
+}
+
+Tensor add_sub_scalar(const Tensor& a, const Scalar& b, bool negate) {
+  Tensor s = native::wrapped_scalar(a, b);
+  Tensor out = negate ? native::sub(a, s) : native::add(a, s);
+  if (autograd::needs_grad(a))
+    record(negate ? "SubBackward" : "AddBackward", {a}, {out},
+           [](const TensorList& g, const std::vector<bool>&) { return TensorList{g[0]}; });
+  return out;
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return add_sub(a, b, alpha, false); }
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return add_sub(a, b, alpha, true); }
+Tensor add(const Tensor& a, const Scalar& b) { return add_sub_scalar(a, b, false); }
+Tensor sub(const Tensor& a, const Scalar& b) { return add_sub_scalar(a, b, true); }
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor out = native::mul(a, b);
+  if (autograd::needs_grad(a, b)) {
+    SavedTensor sa(b.requires_grad() ? a : Tensor()), sb(a.requires_grad() ? b : Tensor());
+    record("MulBackward", {a, b}, {out},
+           [sa, sb, shape_a = a.sizes().vec(), shape_b = b.sizes().vec()](const TensorList& g,
+                                                                          const std::vector<bool>& needs) {
+             return TensorList{needs[0] ? to_input_shape(native::mul(g[0], sb.unpack()), shape_a) : Tensor(),
+                               needs[1] ? to_input_shape(native::mul(g[0], sa.unpack()), shape_b) : Tensor()};
+           });
+  }
+  return out;
+}
+
+Tensor mul(const Tensor& a, const Scalar& b) {
+  Tensor s = native::wrapped_scalar(a, b);
+  Tensor out = native::mul(a, s);
+  if (autograd::needs_grad(a))
+    record("MulBackward", {a}, {out}, [s](const TensorList& g, const std::vector<bool>&) {
+      return TensorList{native::mul(g[0], s)};
+    });
+  return out;
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+  Tensor out = native::div(a, b);
+  if (autograd::needs_grad(a, b)) {
+    SavedTensor sb(b), so(b.requires_grad() ? out : Tensor());
+    record("DivBackward", {a, b}, {out},
+           [sb, so, shape_a = a.sizes().vec(), shape_b = b.sizes().vec()](const TensorList& g,
+                                                                          const std::vector<bool>& needs) {
+             const Tensor& bv = sb.unpack();
+             Tensor ga = needs[0] ? to_input_shape(native::div(g[0], bv), shape_a) : Tensor();
+             // d(a/b)/db = -(a/b)/b
+             Tensor gb = needs[1] ? to_input_shape(native::neg(native::div(native::mul(g[0], so.unpack()), bv)), shape_b)
+                                  : Tensor();
+             return TensorList{ga, gb};
+           });
+  }
+  return out;
+}
+
+Tensor div(const Tensor& a, const Scalar& b) {
+  Tensor s = native::wrapped_scalar(a, b);
+  Tensor out = native::div(a, s);
+  if (autograd::needs_grad(a))
+    record("DivBackward", {a}, {out}, [s](const TensorList& g, const std::vector<bool>&) {
+      return TensorList{native::div(g[0], s)};
+    });
+  return out;
+}
+
+// ---- in place: self = f(self, other); self's old history becomes the first input ----
+
+namespace {
+
+Tensor& add_sub_(Tensor& self, const Tensor& other, const Scalar& alpha, bool negate, const char* op) {
+  autograd::check_inplace(self, op);
+  bool grad = autograd::needs_grad(self, other);
+  TensorList inputs = grad ? TensorList{self, other} : TensorList{};
+  std::vector<int64_t> shape_o = other.sizes().vec();
+  if (negate) native::sub_(self, other, alpha);
+  else native::add_(self, other, alpha);
+  if (grad) {
+    double factor = negate ? -alpha.to_double() : alpha.to_double();
+    record(negate ? "SubBackward" : "AddBackward", inputs, {self},
+           [shape_o, factor](const TensorList& g, const std::vector<bool>& needs) {
+             return TensorList{needs[0] ? g[0] : Tensor(),
+                               needs[1] ? to_input_shape(scaled(g[0], factor), shape_o) : Tensor()};
+           });
+  }
+  return self;
+}
+
+// self *= other (or /=). The gradient for `other` needs self's value from before the op.
+Tensor& mul_div_(Tensor& self, const Tensor& other, bool divide, const char* op) {
+  autograd::check_inplace(self, op);
+  bool grad = autograd::needs_grad(self, other);
+  TensorList inputs = grad ? TensorList{self, other} : TensorList{};
+  Tensor self_before = grad && other.requires_grad() ? native::clone(self) : Tensor();
+  Tensor factor = grad && other.is_same(self) ? native::clone(other) : other;
+  if (divide) native::div_(self, other);
+  else native::mul_(self, other);
+  if (grad) {
+    SavedTensor so(factor);
+    record(divide ? "DivBackward" : "MulBackward", inputs, {self},
+           [so, self_before, divide, shape_o = other.sizes().vec()](const TensorList& g, const std::vector<bool>& needs) {
+             const Tensor& o = so.unpack();
+             Tensor ga = needs[0] ? (divide ? native::div(g[0], o) : native::mul(g[0], o)) : Tensor();
+             Tensor gb;
+             if (needs[1]) {
+               Tensor prod = native::mul(g[0], self_before);
+               gb = to_input_shape(divide ? native::neg(native::div(prod, native::mul(o, o))) : prod, shape_o);
+             }
+             return TensorList{ga, gb};
+           });
+  }
+  return self;
+}
+
+}  // namespace
+
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { return add_sub_(*this, o, alpha, false, "add_"); }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { return add_sub_(*this, o, alpha, true, "sub_"); }
+Tensor& Tensor::add_(const Scalar& o) { return add_sub_(*this, native::wrapped_scalar(*this, o), 1, false, "add_"); }
+Tensor& Tensor::sub_(const Scalar& o) { return add_sub_(*this, native::wrapped_scalar(*this, o), 1, true, "sub_"); }
+Tensor& Tensor::mul_(const Tensor& o) { return mul_div_(*this, o, false, "mul_"); }
+Tensor& Tensor::mul_(const Scalar& o) { return mul_div_(*this, native::wrapped_scalar(*this, o), false, "mul_"); }
+Tensor& Tensor::div_(const Tensor& o) { return mul_div_(*this, o, true, "div_"); }
+Tensor& Tensor::div_(const Scalar& o) { return mul_div_(*this, native::wrapped_scalar(*this, o), true, "div_"); }
+
+}  // namespace gr

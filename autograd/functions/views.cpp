@@ -1,0 +1,117 @@
+// Differentiable views (view, reshape, permute, transpose, slice, narrow, select, expand,
+// squeeze, unsqueeze, flatten): the output shares storage; backward maps the gradient back.
+#include "autograd/function.h"
+#include "autograd/ops.h"
+#include "core/factory.h"
+#include "core/native/copy.h"
+#include "core/native/reduce.h"
+#include "core/native/shape.h"
+
+namespace gr {
+
+using autograd::record;
+
+namespace {
+
+// Records a view whose gradient is the output gradient reshaped to the input's shape.
+Tensor reshaping_view(const char* name, const Tensor& self, Tensor out) {
+  if (autograd::needs_grad(self))
+    record(name, {self}, {out}, [shape = self.sizes().vec()](const TensorList& g, const std::vector<bool>&) {
+      return TensorList{native::reshape(g[0], shape)};
+    }, true);
+  return out;
+}
+
+// Records a view of a region (slice/narrow/select): the gradient is zero elsewhere.
+template <class RegionOf>
+Tensor region_view(const char* name, const Tensor& self, Tensor out, RegionOf region_of) {
+  if (autograd::needs_grad(self))
+    record(name, {self}, {out}, [shape = self.sizes().vec(), region_of](const TensorList& g, const std::vector<bool>&) {
+      Tensor full = zeros(shape, g[0].options());
+      native::copy_(region_of(full), g[0]);
+      return TensorList{full};
+    }, true);
+  return out;
+}
+
+}  // namespace
+
+Tensor Tensor::view(IntArrayRef shape) const { return reshaping_view("ViewBackward", *this, native::view(*this, shape)); }
+
+Tensor Tensor::reshape(IntArrayRef shape) const {
+  std::vector<int64_t> sizes = native::infer_size(shape, numel(), "reshape");
+  if (native::view_strides(this->sizes(), strides(), sizes)) return view(sizes);
+  return contiguous().view(sizes);
+}
+
+Tensor Tensor::permute(IntArrayRef dims) const {
+  Tensor out = native::permute(*this, dims);
+  if (autograd::needs_grad(*this))
+    record("PermuteBackward", {*this}, {out},
+           [inv = native::inverse_permutation(dims)](const TensorList& g, const std::vector<bool>&) {
+             return TensorList{native::permute(g[0], inv)};
+           }, true);
+  return out;
+}
+
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  Tensor out = native::transpose(*this, d0, d1);
+  if (autograd::needs_grad(*this))
+    record("TransposeBackward", {*this}, {out}, [d0, d1](const TensorList& g, const std::vector<bool>&) {
+      return TensorList{native::transpose(g[0], d0, d1)};
+    }, true);
+  return out;
+}
+
+Tensor Tensor::t() const {
+  GR_CHECK(dim() <= 2, "t(): expects a tensor with <= 2 dimensions, but self is ", dim(), "D");
+  return dim() < 2 ? view(sizes()) : transpose(0, 1);
+}
+
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  return region_view("SliceBackward", *this, native::slice(*this, d, start, end, step),
+                     [d, start, end, step](const Tensor& full) { return native::slice(full, d, start, end, step); });
+}
+
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  Tensor out = native::narrow(*this, d, start, length);
+  int64_t s = start < 0 ? start + size(d) : start;
+  return region_view("NarrowBackward", *this, out,
+                     [d, s, length](const Tensor& full) { return native::narrow(full, d, s, length); });
+}
+
+Tensor Tensor::select(int64_t d, int64_t index) const {
+  return region_view("SelectBackward", *this, native::select(*this, d, index),
+                     [d, index](const Tensor& full) { return native::select(full, d, index); });
+}
+
+Tensor Tensor::expand(IntArrayRef shape) const {
+  Tensor out = native::expand(*this, shape);
+  if (autograd::needs_grad(*this))
+    record("ExpandBackward", {*this}, {out}, [in = sizes().vec()](const TensorList& g, const std::vector<bool>&) {
+      return TensorList{native::sum_to(g[0], in)};
+    }, true);
+  return out;
+}
+
+Tensor Tensor::squeeze() const { return reshaping_view("SqueezeBackward", *this, native::squeeze(*this)); }
+Tensor Tensor::squeeze(int64_t d) const { return reshaping_view("SqueezeBackward", *this, native::squeeze(*this, d)); }
+Tensor Tensor::unsqueeze(int64_t d) const {
+  return reshaping_view("UnsqueezeBackward", *this, native::unsqueeze(*this, d));
+}
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  if (dim() == 0) return reshape({1});
+  int64_t s = wrap_dim(start_dim, dim(), "flatten"), e = wrap_dim(end_dim, dim(), "flatten");
+  GR_CHECK(s <= e, "flatten: start_dim (", s, ") cannot come after end_dim (", e, ")");
+  std::vector<int64_t> shape;
+  int64_t merged = 1;
+  for (int64_t d = 0; d < dim(); ++d) {
+    if (d < s || d > e) shape.push_back(size(d));
+    else merged *= size(d);
+    if (d == e) shape.push_back(merged);
+  }
+  return reshape(shape);
+}
+
+}  // namespace gr

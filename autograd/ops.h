@@ -1,0 +1,122 @@
+// The public differentiable ops (gr::add, gr::conv2d, ...), libtorch's names with gr::
+// for torch::. Each is implemented, forward and backward together, in autograd/functions/.
+#pragma once
+
+#include <tuple>
+
+#include "core/generator.h"
+#include "core/tensor.h"
+
+namespace gr {
+
+enum class Reduction { None, Mean, Sum };
+
+// ---- element-wise (NumPy broadcasting, dtype promotion) ----
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor add(const Tensor& a, const Scalar& b);
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor sub(const Tensor& a, const Scalar& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Scalar& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Scalar& b);
+Tensor neg(const Tensor& a);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor pow(const Tensor& a, const Scalar& exponent);
+Tensor pow(const Tensor& a, const Tensor& exponent);
+Tensor relu(const Tensor& a);
+Tensor sigmoid(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
+
+// ---- comparisons (bool, not differentiable) ----
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+
+// ---- reductions (dims empty = all) ----
+Tensor sum(const Tensor& x);
+Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim = false);
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim = false);
+Tensor var(const Tensor& x, bool unbiased = true);
+Tensor var(const Tensor& x, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
+Tensor max(const Tensor& x);
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);  // values, indices
+Tensor min(const Tensor& x);
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& x);
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
+
+// ---- linear algebra ----
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+// x @ weight^T + bias, weight [out, in].
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
+
+// ---- shape ----
+Tensor cat(const TensorList& tensors, int64_t dim = 0);
+Tensor stack(const TensorList& tensors, int64_t dim = 0);
+
+// ---- neural network ----
+// input [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW]; stride/padding/dilation
+// take one value for both dims or two.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+              IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+// stride empty = kernel_size.
+Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size,
+                                                   IntArrayRef stride = {}, IntArrayRef padding = 0,
+                                                   IntArrayRef dilation = 1, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true);
+Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
+// Training: normalises with batch statistics over (N, H, W) and updates running_mean /
+// running_var (unbiased) in place with `momentum`. Eval: uses the running statistics.
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+Tensor softmax(const Tensor& x, int64_t dim);
+// input [N, C] (or [C]) of log-probabilities, target [N] int64 class indices.
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                Reduction reduction = Reduction::Mean, int64_t ignore_index = -100);
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                     Reduction reduction = Reduction::Mean, int64_t ignore_index = -100);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+// Zeroes each element with probability p and scales the rest by 1/(1-p) when training.
+Tensor dropout(const Tensor& input, double p = 0.5, bool train = true, Generator* gen = nullptr);
+
+// ---- operators ----
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
+inline Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, b); }
+inline Tensor operator-(const Scalar& a, const Tensor& b) { return add(neg(b), a); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
+inline Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
+inline Tensor operator-(const Tensor& a) { return neg(a); }
+inline Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
+inline Tensor& operator+=(Tensor& a, const Scalar& b) { return a.add_(b); }
+inline Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
+inline Tensor& operator-=(Tensor& a, const Scalar& b) { return a.sub_(b); }
+inline Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
+inline Tensor& operator*=(Tensor& a, const Scalar& b) { return a.mul_(b); }
+inline Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
+inline Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b); }
+
+}  // namespace gr

@@ -1,0 +1,49 @@
+// DispatchStub: one function-pointer slot per device type for a primitive kernel. The CPU
+// slot is filled next to the CPU code, the CUDA slot by the CUDA backend's registration.
+#pragma once
+
+#include <array>
+
+#include "core/device.h"
+#include "core/error.h"
+
+namespace gr {
+
+template <class Fn>
+class DispatchStub;
+
+template <class R, class... Args>
+class DispatchStub<R (*)(Args...)> {
+ public:
+  using Fn = R (*)(Args...);
+  // constexpr: stubs are constant-initialised, so registrars in other files may run first.
+  constexpr explicit DispatchStub(const char* name) : name_(name) {}
+
+  R operator()(DeviceType device, Args... args) const {
+    Fn fn = table_[static_cast<int>(device)];
+    GR_CHECK(fn != nullptr, name_, ": no kernel registered for device type ", Device(device).str());
+    return fn(std::forward<Args>(args)...);
+  }
+  void set(DeviceType device, Fn fn) { table_[static_cast<int>(device)] = fn; }
+  bool has(DeviceType device) const { return table_[static_cast<int>(device)] != nullptr; }
+  const char* name() const { return name_; }
+
+ private:
+  const char* name_;
+  std::array<Fn, kNumDeviceTypes> table_{};
+};
+
+// Registers `fn` for `device` at static-initialisation time, next to the kernel's code.
+template <class Stub, class Fn>
+struct KernelRegistrar {
+  KernelRegistrar(Stub& stub, DeviceType device, Fn fn) { stub.set(device, fn); }
+};
+
+}  // namespace gr
+
+#define GR_DECLARE_DISPATCH(fn_type, stub) extern ::gr::DispatchStub<fn_type> stub
+#define GR_DEFINE_DISPATCH(fn_type, stub) ::gr::DispatchStub<fn_type> stub(#stub)
+#define GR_REGISTER_KERNEL_IMPL2(stub, device, fn, line) \
+  static ::gr::KernelRegistrar gr_registrar_##line(stub, device, fn)
+#define GR_REGISTER_KERNEL_IMPL(stub, device, fn, line) GR_REGISTER_KERNEL_IMPL2(stub, device, fn, line)
+#define GR_REGISTER_KERNEL(stub, device, fn) GR_REGISTER_KERNEL_IMPL(stub, device, fn, __LINE__)

@@ -1,0 +1,133 @@
+// Deterministic tensor creation (empty, zeros, full, arange, from_blob, tensor, ...).
+#include "core/factory.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/native/copy.h"
+
+namespace gr {
+
+static void check_sizes(IntArrayRef sizes, const char* op) {
+  for (int64_t s : sizes) GR_CHECK(s >= 0, op, ": negative dimension ", s, " in size ", sizes);
+}
+
+static Tensor finish(Tensor t, const TensorOptions& options) {
+  if (options.requires_grad()) t.set_requires_grad(true);
+  return t;
+}
+
+Tensor empty(IntArrayRef sizes, TensorOptions options) {
+  check_sizes(sizes, "empty");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->sizes = sizes.vec();
+  impl->strides = contiguous_strides(sizes);
+  impl->dtype = options.dtype();
+  impl->storage = Storage::allocate(static_cast<size_t>(impl->numel()) * element_size(options.dtype()), options.device());
+  return finish(Tensor(std::move(impl)), options);
+}
+
+Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions options) {
+  Tensor t = empty(sizes, options.requires_grad(false));
+  native::fill_(t, value);
+  return finish(t, options);
+}
+Tensor zeros(IntArrayRef sizes, TensorOptions options) { return full(sizes, 0, options); }
+Tensor ones(IntArrayRef sizes, TensorOptions options) { return full(sizes, 1, options); }
+Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.options()); }
+Tensor empty_like(const Tensor& t, TensorOptions options) { return empty(t.sizes(), options); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.options()); }
+Tensor zeros_like(const Tensor& t, TensorOptions options) { return zeros(t.sizes(), options); }
+Tensor ones_like(const Tensor& t) { return ones(t.sizes(), t.options()); }
+Tensor full_like(const Tensor& t, const Scalar& value) { return full(t.sizes(), value, t.options()); }
+
+Tensor arange(const Scalar& end, TensorOptions options) { return arange(0, end, 1, options); }
+Tensor arange(const Scalar& end) { return arange(0, end, 1); }
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step) {
+  bool integral = start.is_integral() && end.is_integral() && step.is_integral();
+  return arange(start, end, step, TensorOptions(integral ? kInt64 : kFloat32));
+}
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options) {
+  double s = start.to_double(), e = end.to_double(), d = step.to_double();
+  GR_CHECK(d != 0, "arange: step must be nonzero");
+  GR_CHECK((d > 0 && e >= s) || (d < 0 && e <= s), "arange: upper bound ", e, " and lower bound ", s,
+           " are inconsistent with step sign ", d);
+  auto n = static_cast<int64_t>(std::ceil((e - s) / d));
+  Tensor cpu = empty({n}, TensorOptions(kFloat64));
+  double* p = cpu.data_ptr<double>();
+  for (int64_t i = 0; i < n; ++i) p[i] = s + static_cast<double>(i) * d;
+  return finish(native::to_device(native::to_dtype(cpu, options.dtype()), options.device()), options);
+}
+
+Tensor linspace(double start, double end, int64_t steps, TensorOptions options) {
+  GR_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
+  Tensor cpu = empty({steps}, TensorOptions(kFloat64));
+  double* p = cpu.data_ptr<double>();
+  double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
+  for (int64_t i = 0; i < steps; ++i) p[i] = start + static_cast<double>(i) * step;
+  return finish(native::to_device(native::to_dtype(cpu, options.dtype()), options.device()), options);
+}
+
+Tensor eye(int64_t n, TensorOptions options) {
+  GR_CHECK(n >= 0, "eye: n must be non-negative, got ", n);
+  Tensor cpu = zeros({n, n}, TensorOptions(kFloat64));
+  double* p = cpu.data_ptr<double>();
+  for (int64_t i = 0; i < n; ++i) p[i * n + i] = 1.0;
+  return finish(native::to_device(native::to_dtype(cpu, options.dtype()), options.device()), options);
+}
+
+static Tensor wrap_blob(void* data, IntArrayRef sizes, std::vector<int64_t> strides, std::function<void(void*)> deleter,
+                        const TensorOptions& options) {
+  check_sizes(sizes, "from_blob");
+  GR_CHECK(data != nullptr || sizes.empty() || std::find(sizes.begin(), sizes.end(), 0) != sizes.end(),
+           "from_blob: data pointer is null");
+  int64_t extent = 1;  // elements reachable through sizes and strides
+  for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
+  auto impl = std::make_shared<TensorImpl>();
+  impl->sizes = sizes.vec();
+  impl->strides = std::move(strides);
+  impl->dtype = options.dtype();
+  impl->storage = Storage::wrap(data, static_cast<size_t>(std::max<int64_t>(extent, 0)) * element_size(options.dtype()),
+                                options.device(), std::move(deleter));
+  return finish(Tensor(std::move(impl)), options);
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options) {
+  return wrap_blob(data, sizes, contiguous_strides(sizes), nullptr, options);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter, TensorOptions options) {
+  return wrap_blob(data, sizes, contiguous_strides(sizes), std::move(deleter), options);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
+  GR_CHECK(sizes.size() == strides.size(), "from_blob: ", sizes.size(), " sizes but ", strides.size(), " strides");
+  return wrap_blob(data, sizes, strides.vec(), nullptr, options);
+}
+
+template <class T>
+static Tensor tensor_from(const T* values, size_t n, const TensorOptions& options) {
+  Tensor src = from_blob(const_cast<T*>(values), {static_cast<int64_t>(n)}, TensorOptions(scalar_type_of<T>));
+  Tensor out = empty({static_cast<int64_t>(n)}, options.requires_grad(false));
+  native::copy_(out, src);
+  return finish(out, options);
+}
+
+Tensor tensor(std::initializer_list<double> values, TensorOptions options) {
+  return tensor_from(values.begin(), values.size(), options);
+}
+Tensor tensor(std::initializer_list<int> values, TensorOptions options) {
+  std::vector<int64_t> v(values.begin(), values.end());
+  return tensor_from(v.data(), v.size(), options);
+}
+Tensor tensor(const std::vector<double>& values, TensorOptions options) {
+  return tensor_from(values.data(), values.size(), options);
+}
+Tensor tensor(const std::vector<float>& values, TensorOptions options) {
+  return tensor_from(values.data(), values.size(), options);
+}
+Tensor tensor(const std::vector<int64_t>& values, TensorOptions options) {
+  return tensor_from(values.data(), values.size(), options);
+}
+
+Tensor scalar_tensor(const Scalar& value, TensorOptions options) { return full({}, value, options); }
+
+}  // namespace gr

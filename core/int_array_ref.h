@@ -1,0 +1,46 @@
+// IntArrayRef: a non-owning view of int64 sizes/strides/dims that accepts {braces} and vectors.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <vector>
+
+namespace gr {
+
+class IntArrayRef {
+ public:
+  IntArrayRef() = default;
+  IntArrayRef(const int64_t& one) : data_(&one), size_(1) {}
+  IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
+  // Valid for the full expression it appears in, like any braced temporary; that is the
+  // intent (as with c10::ArrayRef), so GCC's lifetime warning is silenced for this line.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
+  IntArrayRef(std::initializer_list<int64_t> list) : data_(list.begin()), size_(list.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+  IntArrayRef(const int64_t* data, size_t size) : data_(data), size_(size) {}
+
+  const int64_t* begin() const { return data_; }
+  const int64_t* end() const { return data_ + size_; }
+  const int64_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int64_t operator[](size_t i) const { return data_[i]; }
+  int64_t back() const { return data_[size_ - 1]; }
+  std::vector<int64_t> vec() const { return {begin(), end()}; }
+  bool operator==(IntArrayRef o) const;
+
+ private:
+  const int64_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Prints [2, 3, 4].
+std::ostream& operator<<(std::ostream& out, IntArrayRef a);
+
+}  // namespace gr

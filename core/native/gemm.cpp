@@ -1,0 +1,225 @@
+// GEMM on Eigen, and mm/bmm/matmul shape handling on top of it.
+#include "core/native/gemm.h"
+
+#include <Eigen/Core>
+
+#include "core/factory.h"
+#include "core/native/copy.h"
+#include "core/parallel.h"
+
+namespace gr::native {
+
+GR_DEFINE_DISPATCH(GemmFn, gemm_stub);
+
+namespace {
+
+template <class T>
+using RowMajorMap =
+    Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
+template <class T>
+using ConstRowMajorMap =
+    Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
+
+template <class T>
+void gemm_eigen(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+                int64_t ldb, T beta, T* C, int64_t ldc) {
+  RowMajorMap<T> c(C, M, N, Eigen::OuterStride<>(ldc));
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    if (beta == T(0)) c.setZero();
+    else c *= beta;
+    return;
+  }
+  // A is stored M x K (or K x M when transposed); likewise B.
+  ConstRowMajorMap<T> a(A, ta ? K : M, ta ? M : K, Eigen::OuterStride<>(lda));
+  ConstRowMajorMap<T> b(B, tb ? N : K, tb ? K : N, Eigen::OuterStride<>(ldb));
+  if (beta == T(0)) c.setZero();
+  else if (beta != T(1)) c *= beta;
+  if (!ta && !tb) c.noalias() += alpha * a * b;
+  else if (ta && !tb) c.noalias() += alpha * a.transpose() * b;
+  else if (!ta && tb) c.noalias() += alpha * a * b.transpose();
+  else c.noalias() += alpha * a.transpose() * b.transpose();
+}
+
+void gemm_dispatch_cpu(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+                       int64_t lda, const void* B, int64_t ldb, double beta, void* C, int64_t ldc) {
+  dispatch_floating(t, "gemm", [&]<class T>() {
+    gemm_eigen<T>(ta, tb, M, N, K, static_cast<T>(alpha), static_cast<const T*>(A), lda, static_cast<const T*>(B), ldb,
+                  static_cast<T>(beta), static_cast<T*>(C), ldc);
+  });
+}
+
+// How a 2-D strided matrix is handed to gemm: its data, whether it is transposed, its ld.
+struct GemmOperand {
+  Tensor keep;  // owns a contiguous copy when one was needed
+  const void* data;
+  bool trans;
+  int64_t ld;
+};
+
+GemmOperand gemm_operand(const Tensor& m, int64_t rows_stride, int64_t cols_stride, int64_t rows, int64_t cols,
+                         const void* data) {
+  if (cols_stride == 1 && (rows <= 1 || rows_stride >= std::max<int64_t>(cols, 1)))
+    return {{}, data, false, std::max<int64_t>({rows_stride, cols, 1})};
+  if (rows_stride == 1 && (cols <= 1 || cols_stride >= std::max<int64_t>(rows, 1)))
+    return {{}, data, true, std::max<int64_t>({cols_stride, rows, 1})};
+  return {m, nullptr, false, 0};  // caller copies
+}
+
+GemmOperand gemm_operand_2d(const Tensor& m) {
+  GemmOperand op = gemm_operand(m, m.stride(0), m.stride(1), m.size(0), m.size(1), m.data_ptr());
+  if (op.data) return op;
+  Tensor c = clone(m);
+  return {c, c.data_ptr(), false, std::max<int64_t>(c.size(1), 1)};
+}
+
+void check_matmul_args(const Tensor& a, const Tensor& b, const char* op) {
+  GR_CHECK(a.defined() && b.defined(), op, ": undefined tensor argument");
+  GR_CHECK(a.device() == b.device(), op, ": expected both tensors on the same device, got ", a.device(), " and ",
+           b.device());
+  GR_CHECK(a.scalar_type() == b.scalar_type(), op, ": expected both tensors to have the same dtype, got ",
+           a.scalar_type(), " and ", b.scalar_type());
+  GR_CHECK(a.is_floating_point(), op, ": expected float32 or float64 tensors, got ", a.scalar_type());
+}
+
+}  // namespace
+
+GR_REGISTER_KERNEL(gemm_stub, kCPU, &gemm_dispatch_cpu);
+
+void gemm_cpu(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+              const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  gemm_eigen<float>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+void gemm_cpu(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+              const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
+  gemm_eigen<double>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void set_gemm_threads(int n) { Eigen::setNbThreads(n); }
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  check_matmul_args(a, b, "mm");
+  GR_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D tensors, got ", a.sizes(), " and ", b.sizes());
+  GR_CHECK(a.size(1) == b.size(0), "mm: shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (", a.size(1),
+           " != ", b.size(0), ")");
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  Tensor out = empty({M, N}, a.options());
+  GemmOperand A = gemm_operand_2d(a), B = gemm_operand_2d(b);
+  gemm_stub(a.device().type, a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, A.data, A.ld, B.data, B.ld, 0.0,
+            out.data_ptr(), std::max<int64_t>(N, 1));
+  return out;
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  check_matmul_args(a, b, "bmm");
+  GR_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got ", a.sizes(), " and ", b.sizes());
+  GR_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), "bmm: shapes ", a.sizes(), " and ", b.sizes(),
+           " cannot be multiplied");
+  const int64_t batch = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);
+  Tensor out = empty({batch, M, N}, a.options());
+  if (out.numel() == 0) return out;
+  auto operand = [](const Tensor& t) {
+    GemmOperand op = gemm_operand(t, t.stride(1), t.stride(2), t.size(1), t.size(2), t.data_ptr());
+    if (op.data) return std::make_pair(t, op);
+    Tensor c = clone(t);
+    return std::make_pair(c, gemm_operand(c, c.stride(1), c.stride(2), c.size(1), c.size(2), c.data_ptr()));
+  };
+  auto [at, A] = operand(a);
+  auto [bt, B] = operand(b);
+  const size_t es = a.element_size();
+  const char* pa = static_cast<const char*>(A.data);
+  const char* pb = static_cast<const char*>(B.data);
+  char* pc = static_cast<char*>(out.data_ptr());
+  const int64_t sa = at.stride(0), sb = bt.stride(0);
+  auto one = [&](int64_t i) {
+    gemm_stub(a.device().type, a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, pa + i * sa * es, A.ld,
+              pb + i * sb * es, B.ld, 0.0, pc + i * M * N * es, std::max<int64_t>(N, 1));
+  };
+  // Many small products: one thread per product; few large ones: GEMM threads inside.
+  if (a.is_cpu() && batch >= get_num_threads() && M * N * K < (1 << 21)) {
+    parallel_for(0, batch, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t i = b0; i < b1; ++i) one(i);
+    });
+  } else {
+    for (int64_t i = 0; i < batch; ++i) one(i);
+  }
+  return out;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_matmul_args(a, b, "matmul");
+  GR_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul: both arguments need at least 1 dimension, got ", a.sizes(), " and ",
+           b.sizes());
+  const int64_t da = a.dim(), db = b.dim();
+  auto view2 = [](const Tensor& t, int64_t r, int64_t c, int64_t rs, int64_t cs) {
+    return make_view(t, {r, c}, {rs, cs}, t.storage_offset());
+  };
+  if (da == 1 && db == 1) {
+    GR_CHECK(a.size(0) == b.size(0), "matmul: 1-D tensors of sizes ", a.size(0), " and ", b.size(0), " differ");
+    Tensor r = mm(view2(a, 1, a.size(0), a.size(0) * a.stride(0), a.stride(0)), view2(b, b.size(0), 1, b.stride(0), 1));
+    return make_view(r, {}, {}, 0);
+  }
+  if (da == 2 && db == 1) {
+    Tensor r = mm(a, view2(b, b.size(0), 1, b.stride(0), 1));
+    return make_view(r, {a.size(0)}, {1}, 0);
+  }
+  if (da == 1 && db == 2) {
+    Tensor r = mm(view2(a, 1, a.size(0), a.size(0) * a.stride(0), a.stride(0)), b);
+    return make_view(r, {b.size(1)}, {1}, 0);
+  }
+  if (da == 2 && db == 2) return mm(a, b);
+
+  // Batched: 1-D operands become a row (a) or a column (b) and are squeezed out at the end.
+  Tensor A = da == 1 ? make_view(a, {1, a.size(0)}, {0, a.stride(0)}, a.storage_offset()) : a;
+  Tensor B = db == 1 ? make_view(b, {b.size(0), 1}, {b.stride(0), 0}, b.storage_offset()) : b;
+  const int64_t M = A.size(-2), K = A.size(-1), N = B.size(-1);
+  GR_CHECK(B.size(-2) == K, "matmul: shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (", K, " != ",
+           B.size(-2), ")");
+  // A [..., M, K] times a plain matrix: fold A's batch into M when A is row-contiguous.
+  if (B.dim() == 2 && A.is_contiguous()) {
+    Tensor r = mm(make_view(A, {A.numel() / K, K}, {K, 1}, A.storage_offset()), B);
+    std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
+    if (da == 1) shape.clear();
+    shape.push_back(N);
+    if (db == 1) shape.pop_back();
+    return make_view(r, shape, contiguous_strides(shape), 0);
+  }
+  std::vector<int64_t> batch_a(A.sizes().begin(), A.sizes().end() - 2), batch_b(B.sizes().begin(), B.sizes().end() - 2);
+  std::vector<int64_t> batch = batch_a.empty() ? batch_b : batch_b.empty() ? batch_a : std::vector<int64_t>{};
+  if (!batch_a.empty() && !batch_b.empty()) {
+    size_t n = std::max(batch_a.size(), batch_b.size());
+    batch.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t x = i < n - batch_a.size() ? 1 : batch_a[i - (n - batch_a.size())];
+      int64_t y = i < n - batch_b.size() ? 1 : batch_b[i - (n - batch_b.size())];
+      GR_CHECK(x == y || x == 1 || y == 1, "matmul: batch dimensions of ", a.sizes(), " and ", b.sizes(),
+               " cannot be broadcast");
+      batch[i] = x == 1 ? y : x;
+    }
+  }
+  int64_t nb = 1;
+  for (int64_t s : batch) nb *= s;
+  // Expand both to the full batch, then flatten the batch into one dim (copy if needed).
+  auto to3 = [&](const Tensor& t, int64_t r, int64_t c) {
+    std::vector<int64_t> sizes = batch, strides(batch.size(), 0);
+    const int64_t lead = static_cast<int64_t>(batch.size()) - (t.dim() - 2);
+    for (int64_t i = 0; i < t.dim() - 2; ++i) strides[lead + i] = t.size(i) == 1 ? 0 : t.stride(i);
+    sizes.push_back(r), sizes.push_back(c);
+    strides.push_back(t.stride(-2)), strides.push_back(t.stride(-1));
+    Tensor e = make_view(t, sizes, strides, t.storage_offset());
+    // One batch stride covers the batch when the expanded batch dims nest evenly.
+    bool nests = true;
+    for (size_t i = 0; i + 1 < batch.size(); ++i) nests = nests && strides[i] == strides[i + 1] * batch[i + 1];
+    if (nests) return make_view(e, {nb, r, c}, {batch.empty() ? 0 : strides[batch.size() - 1], strides[batch.size()],
+                                                strides[batch.size() + 1]}, t.storage_offset());
+    Tensor cc = clone(e);
+    return make_view(cc, {nb, r, c}, {r * c, c, 1}, 0);
+  };
+  Tensor r = bmm(to3(A, M, K), to3(B, K, N));
+  std::vector<int64_t> shape = batch;
+  if (da > 1) shape.push_back(M);
+  if (db > 1) shape.push_back(N);
+  return make_view(r, shape, contiguous_strides(shape), 0);
+}
+
+}  // namespace gr::native

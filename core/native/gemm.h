@@ -1,0 +1,30 @@
+// Matrix products without autograd: gemm (row-major BLAS-style), mm, bmm and matmul with
+// torch's broadcasting rules. CPU GEMM runs on Eigen's blocked kernels with OpenMP threads.
+#pragma once
+
+#include "core/dispatch.h"
+#include "core/tensor.h"
+
+namespace gr::native {
+
+// C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, all row-major with leading dims;
+// op(X) is X or X^T. beta == 0 ignores C's old contents (even NaN).
+using GemmFn = void (*)(ScalarType t, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
+                        const void* A, int64_t lda, const void* B, int64_t ldb, double beta, void* C, int64_t ldc);
+GR_DECLARE_DISPATCH(GemmFn, gemm_stub);
+
+// Typed CPU entry points (used directly by CPU kernels such as conv2d).
+void gemm_cpu(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+              const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+void gemm_cpu(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A,
+              int64_t lda, const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
+void set_gemm_threads(int n);
+
+// C = op(A) * op(B) for 2-D tensors (any strides; transposed views need no copy).
+Tensor mm(const Tensor& a, const Tensor& b);
+// out[i] = a[i] @ b[i] for 3-D tensors of equal batch size.
+Tensor bmm(const Tensor& a, const Tensor& b);
+// torch.matmul: dot, mat-vec, vec-mat, mm, and batched products with broadcast batch dims.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+}  // namespace gr::native

@@ -1,0 +1,256 @@
+// Tensor: a shared handle to a strided view (sizes, strides, offset, dtype) of a Storage,
+// plus the autograd metadata of that view. See Note [Tensor methods] for where methods live.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/int_array_ref.h"
+#include "core/scalar.h"
+#include "core/storage.h"
+#include "core/tensor_options.h"
+
+namespace gr {
+
+namespace autograd {
+class Node;
+}
+class Tensor;
+struct TensorImpl;
+using TensorList = std::vector<Tensor>;
+
+// A tensor hook sees the gradient flowing into a tensor; returning a defined tensor
+// replaces it. A post-accumulate hook runs on a leaf right after its .grad is final.
+using TensorHook = std::function<Tensor(const Tensor& grad)>;
+using PostAccumulateGradHook = std::function<void(Tensor& leaf)>;
+
+// Note [Tensor methods]
+// Tensor lives in core/, but most of its math methods record autograd history, and
+// core/ must not include autograd/. So this header declares every method; metadata and
+// non-differentiable ones are defined in core/ (tensor.cpp, native/), differentiable ones
+// in autograd/tensor_methods.cpp, which forward to the gr:: functions of autograd/ops.h.
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- metadata (core) ----
+  bool defined() const { return impl_ != nullptr; }
+  int64_t dim() const;
+  int64_t ndimension() const { return dim(); }
+  IntArrayRef sizes() const;
+  IntArrayRef strides() const;
+  int64_t size(int64_t d) const;
+  int64_t stride(int64_t d) const;
+  int64_t numel() const;
+  ScalarType scalar_type() const;
+  ScalarType dtype() const { return scalar_type(); }
+  Device device() const;
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_floating_point() const { return gr::is_floating_point(scalar_type()); }
+  TensorOptions options() const;
+  int64_t storage_offset() const;
+  size_t element_size() const { return gr::element_size(scalar_type()); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  bool is_contiguous() const;
+  const Storage& storage() const;
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  long use_count() const { return impl_.use_count(); }
+  TensorImpl* unsafe_impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  // Pointer to the first element; T must match the dtype exactly.
+  template <class T> T* data_ptr() const;
+  void* data_ptr() const;
+  // The value of a one-element tensor.
+  template <class T> T item() const;
+  Scalar item() const;
+  std::string toString() const;  // "CPUFloatType{2,3}"
+
+  // ---- autograd metadata (core) ----
+  bool requires_grad() const;
+  Tensor& set_requires_grad(bool r);
+  Tensor& requires_grad_(bool r = true) { return set_requires_grad(r); }
+  const Tensor& grad() const;  // undefined tensor when none yet
+  Tensor& mutable_grad();
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  bool is_leaf() const;
+  uint32_t output_nr() const;
+  uint32_t _version() const { return storage().version(); }
+  Tensor detach() const;  // same data, no history
+  Tensor& detach_();
+
+  // ---- autograd actions (autograd/) ----
+  void backward(const Tensor& gradient = {}, bool retain_graph = false) const;
+  // Returns a handle usable with remove_hook. Non-leaf hooks see the gradient before it
+  // flows on; leaf hooks see it before it is accumulated into .grad.
+  size_t register_hook(TensorHook hook) const;
+  void remove_hook(size_t handle) const;
+  // Leaves only: called after .grad has been accumulated (DDP attaches here).
+  size_t register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const;
+  void retain_grad() const;
+  bool retains_grad() const;
+
+  // ---- views (autograd/, differentiable) ----
+  Tensor view(IntArrayRef shape) const;
+  Tensor reshape(IntArrayRef shape) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor t() const;  // transpose of a 2-D tensor
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor operator[](int64_t index) const { return select(0, index); }
+  Tensor expand(IntArrayRef shape) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor to(ScalarType dtype) const;
+  Tensor to(Device device) const;
+  Tensor cpu() const { return to(Device(kCPU)); }
+
+  // ---- math (autograd/, differentiable) ----
+  Tensor add(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& o) const;
+  Tensor sub(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& o) const;
+  Tensor mul(const Tensor& o) const;
+  Tensor mul(const Scalar& o) const;
+  Tensor div(const Tensor& o) const;
+  Tensor div(const Scalar& o) const;
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor abs() const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor sum() const;
+  Tensor sum(IntArrayRef dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(IntArrayRef dims, bool keepdim = false) const;
+  Tensor max() const;
+  std::pair<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // values, indices
+  Tensor min() const;
+  std::pair<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor var(bool unbiased = true) const;
+  Tensor var(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor matmul(const Tensor& o) const;
+  Tensor mm(const Tensor& o) const;
+  Tensor log_softmax(int64_t dim) const;
+  Tensor softmax(int64_t dim) const;
+
+  // ---- in-place (autograd/; bump the version counter) ----
+  Tensor& add_(const Tensor& o, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& o);
+  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& o);
+  Tensor& mul_(const Tensor& o);
+  Tensor& mul_(const Scalar& o);
+  Tensor& div_(const Tensor& o);
+  Tensor& div_(const Scalar& o);
+  Tensor& relu_();
+  Tensor& zero_();
+  Tensor& fill_(const Scalar& value);
+  Tensor& copy_(const Tensor& src);
+
+  // ---- comparisons and indices (core, not differentiable; bool results) ----
+  Tensor eq(const Tensor& o) const;
+  Tensor eq(const Scalar& o) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor ne(const Scalar& o) const;
+  Tensor gt(const Tensor& o) const;
+  Tensor gt(const Scalar& o) const;
+  Tensor lt(const Tensor& o) const;
+  Tensor lt(const Scalar& o) const;
+  Tensor ge(const Tensor& o) const;
+  Tensor ge(const Scalar& o) const;
+  Tensor le(const Tensor& o) const;
+  Tensor le(const Scalar& o) const;
+  Tensor argmax() const;
+  Tensor argmax(int64_t dim, bool keepdim = false) const;
+  bool equal(const Tensor& o) const;                // same shape and exactly the same values
+  bool allclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8) const;
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// Autograd state of a tensor, created on first use. See Note [Tensor methods].
+struct AutogradMeta {
+  bool requires_grad = false;
+  bool retains_grad = false;
+  bool is_view = false;  // a differentiable view of another tensor with history
+  uint32_t output_nr = 0;
+  Tensor grad;
+  std::shared_ptr<autograd::Node> grad_fn;
+  std::weak_ptr<autograd::Node> grad_accumulator;  // leaves: the node that fills .grad
+  std::vector<std::pair<size_t, TensorHook>> hooks;  // leaves only (non-leaf hooks live on grad_fn)
+  std::vector<std::pair<size_t, PostAccumulateGradHook>> post_accumulate_hooks;
+};
+
+struct TensorImpl {
+  Storage storage;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;  // in elements
+  int64_t offset = 0;            // in elements
+  ScalarType dtype = kFloat32;
+  std::unique_ptr<AutogradMeta> autograd;
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    return n;
+  }
+  AutogradMeta& autograd_meta() {
+    if (!autograd) autograd = std::make_unique<AutogradMeta>();
+    return *autograd;
+  }
+};
+
+// Contiguous (row-major) strides for a shape.
+std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
+// Wraps a possibly negative dim into [0, ndim); `op` names the caller in the error.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op = "dim");
+// A new tensor sharing `base`'s storage with another shape/strides/offset (no autograd).
+Tensor make_view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset);
+
+std::ostream& operator<<(std::ostream& out, const Tensor& t);
+
+// ---- inline accessors ----
+inline int64_t Tensor::dim() const { return static_cast<int64_t>(impl_->sizes.size()); }
+inline IntArrayRef Tensor::sizes() const { return impl_->sizes; }
+inline IntArrayRef Tensor::strides() const { return impl_->strides; }
+inline int64_t Tensor::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim(), "size")]; }
+inline int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }
+inline int64_t Tensor::numel() const { return impl_->numel(); }
+inline ScalarType Tensor::scalar_type() const { return impl_->dtype; }
+inline Device Tensor::device() const { return impl_->storage.device(); }
+inline int64_t Tensor::storage_offset() const { return impl_->offset; }
+inline const Storage& Tensor::storage() const { return impl_->storage; }
+inline void* Tensor::data_ptr() const {
+  return static_cast<char*>(impl_->storage.data()) + impl_->offset * static_cast<int64_t>(element_size());
+}
+template <class T>
+T* Tensor::data_ptr() const {
+  GR_CHECK(defined(), "data_ptr: tensor is undefined");
+  GR_CHECK(scalar_type_of<T> == scalar_type(), "data_ptr: tensor has dtype ", scalar_type(),
+           " but the requested type is ", scalar_type_of<T>);
+  return static_cast<T*>(data_ptr());
+}
+
+}  // namespace gr

@@ -48,7 +48,7 @@ Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim = false);
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim = false);
-Tensor var(const Tensor& x, bool unbiased = true);
+Tensor var(const Tensor& x);  // unbiased, over all elements; var(x, {}, false) for biased
 Tensor var(const Tensor& x, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
 Tensor max(const Tensor& x);
 std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);  // values, indices

@@ -87,7 +87,7 @@ std::pair<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
   auto [v, i] = gr::min(*this, dim, keepdim);
   return {v, i};
 }
-Tensor Tensor::var(bool unbiased) const { return gr::var(*this, unbiased); }
+Tensor Tensor::var() const { return gr::var(*this); }
 Tensor Tensor::var(IntArrayRef dims, bool unbiased, bool keepdim) const { return gr::var(*this, dims, unbiased, keepdim); }
 Tensor Tensor::matmul(const Tensor& o) const { return gr::matmul(*this, o); }
 Tensor Tensor::mm(const Tensor& o) const { return gr::mm(*this, o); }

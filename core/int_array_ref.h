@@ -1,6 +1,7 @@
 // IntArrayRef: a non-owning view of int64 sizes/strides/dims that accepts {braces} and vectors.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <ostream>
@@ -11,7 +12,11 @@ namespace gr {
 class IntArrayRef {
  public:
   IntArrayRef() = default;
-  IntArrayRef(const int64_t& one) : data_(&one), size_(1) {}
+  // One value (stride = 2 means {2}); held inline. bool is excluded so that a flag passed
+  // by mistake where dims are expected fails to compile instead of meaning {0} or {1}.
+  template <std::integral T>
+    requires(!std::same_as<T, bool>)
+  IntArrayRef(T one) : one_(static_cast<int64_t>(one)), size_(1) {}
   IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
   // Valid for the full expression it appears in, like any braced temporary; that is the
   // intent (as with c10::ArrayRef), so GCC's lifetime warning is silenced for this line.
@@ -25,17 +30,18 @@ class IntArrayRef {
 #endif
   IntArrayRef(const int64_t* data, size_t size) : data_(data), size_(size) {}
 
-  const int64_t* begin() const { return data_; }
-  const int64_t* end() const { return data_ + size_; }
-  const int64_t* data() const { return data_; }
+  const int64_t* data() const { return data_ ? data_ : &one_; }
+  const int64_t* begin() const { return data(); }
+  const int64_t* end() const { return data() + size_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  int64_t operator[](size_t i) const { return data_[i]; }
-  int64_t back() const { return data_[size_ - 1]; }
+  int64_t operator[](size_t i) const { return data()[i]; }
+  int64_t back() const { return data()[size_ - 1]; }
   std::vector<int64_t> vec() const { return {begin(), end()}; }
   bool operator==(IntArrayRef o) const;
 
  private:
+  int64_t one_ = 0;
   const int64_t* data_ = nullptr;
   size_t size_ = 0;
 };

@@ -8,7 +8,7 @@ namespace gr {
 bool IntArrayRef::operator==(IntArrayRef o) const {
   if (size_ != o.size_) return false;
   for (size_t i = 0; i < size_; ++i)
-    if (data_[i] != o.data_[i]) return false;
+    if ((*this)[i] != o[i]) return false;
   return true;
 }
 

@@ -147,7 +147,7 @@ class Tensor {
   std::pair<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // values, indices
   Tensor min() const;
   std::pair<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
-  Tensor var(bool unbiased = true) const;
+  Tensor var() const;  // unbiased, over all elements
   Tensor var(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
   Tensor matmul(const Tensor& o) const;
   Tensor mm(const Tensor& o) const;

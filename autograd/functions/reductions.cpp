@@ -80,7 +80,7 @@ Tensor var(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim) {
   }
   return out;
 }
-Tensor var(const Tensor& x, bool unbiased) { return var(x, {}, unbiased, false); }
+Tensor var(const Tensor& x) { return var(x, {}, true, false); }
 
 namespace {
 

@@ -1,0 +1,41 @@
+// Helpers shared by the test suites: tensors from values, and closeness checks.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include <gradring/gradring.h>
+#include <vector>
+
+namespace gr::test {
+
+// Flat float64 copy of any tensor's values, in logical order.
+inline std::vector<double> values(const Tensor& t) {
+  Tensor c = t.detach().to(kFloat64).contiguous();
+  const double* p = c.data_ptr<double>();
+  return {p, p + c.numel()};
+}
+
+inline std::vector<int64_t> shape(const Tensor& t) { return t.sizes().vec(); }
+
+// A float64 tensor of the given shape holding `v`.
+inline Tensor make(std::vector<double> v, std::vector<int64_t> shape_, ScalarType dtype = kFloat64) {
+  return tensor(v, TensorOptions(dtype)).reshape(shape_);
+}
+
+inline void check_close(const Tensor& a, const Tensor& b, double tol = 1e-12) {
+  REQUIRE(a.sizes() == b.sizes());
+  std::vector<double> x = values(a), y = values(b);
+  for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == doctest::Approx(y[i]).epsilon(tol).scale(1.0));
+}
+
+inline void check_values(const Tensor& a, const std::vector<double>& expected, double tol = 1e-12) {
+  std::vector<double> x = values(a);
+  REQUIRE(x.size() == expected.size());
+  for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == doctest::Approx(expected[i]).epsilon(tol).scale(1.0));
+}
+
+inline TensorOptions f64_grad() { return TensorOptions(kFloat64).requires_grad(true); }
+
+}  // namespace gr::test

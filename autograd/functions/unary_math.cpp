@@ -68,10 +68,9 @@ Tensor pow(const Tensor& a, const Tensor& exponent) {
              }
              if (needs[1]) {  // x^e * log(x), 0 where x == 0 and e >= 0
                Tensor d = native::mul(so.unpack(), native::log(x));
-               Tensor zero_base = native::mul(native::eq(x, native::wrapped_scalar(x, 0)),
-                                              native::ge(e, native::wrapped_scalar(e, 0)));
-               d = native::where(native::ne(zero_base, native::wrapped_scalar(zero_base, 0)),
-                                 native::wrapped_scalar(d, 0), d);
+               Tensor zero = native::wrapped_scalar(d, 0);
+               d = native::where(native::eq(x, native::wrapped_scalar(x, 0)),
+                                 native::where(native::ge(e, native::wrapped_scalar(e, 0)), zero, d), d);
                ge = native::sum_to(native::mul(g[0], d), shape_e);
              }
              return TensorList{ga, ge};

@@ -1,0 +1,351 @@
+// 2-D max/average/adaptive-average pooling: argument checks, output shapes and the CPU
+// kernels, which run in parallel over (N, C) planes with one plain loop nest per plane.
+#include "core/native/pooling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/factory.h"
+#include "core/native/copy.h"
+#include "core/parallel.h"
+
+namespace gr::native {
+
+GR_DEFINE_DISPATCH(MaxPool2dFn, max_pool2d_stub);
+GR_DEFINE_DISPATCH(MaxPool2dBackwardFn, max_pool2d_backward_stub);
+GR_DEFINE_DISPATCH(AvgPool2dFn, avg_pool2d_stub);
+GR_DEFINE_DISPATCH(AvgPool2dBackwardFn, avg_pool2d_backward_stub);
+GR_DEFINE_DISPATCH(AdaptiveAvgPool2dFn, adaptive_avg_pool2d_stub);
+GR_DEFINE_DISPATCH(AdaptiveAvgPool2dBackwardFn, adaptive_avg_pool2d_backward_stub);
+
+namespace {
+
+// (H, W) from a list of one value (both dims) or two.
+std::pair<int64_t, int64_t> pair_arg(const char* op, const char* name, IntArrayRef v) {
+  GR_CHECK(v.size() == 1 || v.size() == 2, op, ": ", name, " must be one value or two (H, W), got ", v);
+  return {v[0], v.size() == 2 ? v[1] : v[0]};
+}
+
+// Planes, H, W of an input [N, C, H, W] or [C, H, W], after the common checks.
+void set_planes(const char* op, const Tensor& input, Pool2dGeometry& g) {
+  GR_CHECK(input.defined(), op, ": input is undefined");
+  GR_CHECK(input.dim() == 3 || input.dim() == 4, op, ": expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape ",
+           input.sizes());
+  GR_CHECK(input.scalar_type() == kFloat32 || input.scalar_type() == kFloat64, op,
+           ": expected a float32 or float64 input, got ", input.scalar_type());
+  for (int64_t d = input.dim() - 3; d < input.dim(); ++d)
+    GR_CHECK(input.size(d) > 0, op, ": expected non-empty C, H and W, got input shape ", input.sizes());
+  g.H = input.size(-2);
+  g.W = input.size(-1);
+  g.planes = input.numel() / (g.H * g.W);
+}
+
+std::vector<int64_t> output_sizes(const Tensor& input, const Pool2dGeometry& g) {
+  std::vector<int64_t> sizes = input.sizes().vec();
+  sizes[sizes.size() - 2] = g.oH;
+  sizes[sizes.size() - 1] = g.oW;
+  return sizes;
+}
+
+int64_t plane_grain(int64_t work_per_plane) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(work_per_plane, 1)); }
+
+// ---- max ----
+
+template <class T>
+void max_pool2d_kernel(const T* in, T* out, int64_t* indices, const Pool2dGeometry& g) {
+  const int64_t H = g.H, W = g.W, oH = g.oH, oW = g.oW;
+  parallel_for(0, g.planes, plane_grain(oH * oW * g.kH * g.kW), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* x = in + p * H * W;
+      T* y = out + p * oH * oW;
+      int64_t* idx = indices + p * oH * oW;
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        int64_t h0 = oh * g.sH - g.pH;
+        const int64_t h1 = std::min(h0 + (g.kH - 1) * g.dH + 1, H);
+        while (h0 < 0) h0 += g.dH;
+        for (int64_t ow = 0; ow < oW; ++ow) {
+          int64_t w0 = ow * g.sW - g.pW;
+          const int64_t w1 = std::min(w0 + (g.kW - 1) * g.dW + 1, W);
+          while (w0 < 0) w0 += g.dW;
+          // First maximum wins ties; NaN beats everything, as in torch.
+          T best = -std::numeric_limits<T>::infinity();
+          int64_t best_i = h0 * W + w0;
+          for (int64_t h = h0; h < h1; h += g.dH) {
+            for (int64_t w = w0; w < w1; w += g.dW) {
+              const T v = x[h * W + w];
+              if (v > best || std::isnan(v)) {
+                best = v;
+                best_i = h * W + w;
+              }
+            }
+          }
+          y[oh * oW + ow] = best;
+          idx[oh * oW + ow] = best_i;
+        }
+      }
+    }
+  });
+}
+
+template <class T>
+void max_pool2d_backward_kernel(const T* grad_out, const int64_t* indices, T* grad_in, const Pool2dGeometry& g) {
+  const int64_t in_plane = g.H * g.W, out_plane = g.oH * g.oW;
+  parallel_for(0, g.planes, plane_grain(in_plane + out_plane), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* go = grad_out + p * out_plane;
+      const int64_t* idx = indices + p * out_plane;
+      T* gi = grad_in + p * in_plane;
+      std::fill(gi, gi + in_plane, T(0));
+      for (int64_t k = 0; k < out_plane; ++k) gi[idx[k]] += go[k];
+    }
+  });
+}
+
+// ---- average ----
+
+// The clipped window of output (oh, ow) and its divisor, as torch computes them.
+struct AvgWindow {
+  int64_t h0, h1, w0, w1;
+  int64_t divisor;
+};
+
+inline AvgWindow avg_window(const Pool2dGeometry& g, int64_t oh, int64_t ow, bool count_include_pad) {
+  int64_t h0 = oh * g.sH - g.pH, w0 = ow * g.sW - g.pW;
+  int64_t h1 = std::min(h0 + g.kH, g.H + g.pH), w1 = std::min(w0 + g.kW, g.W + g.pW);
+  const int64_t padded = (h1 - h0) * (w1 - w0);
+  h0 = std::max<int64_t>(h0, 0);
+  w0 = std::max<int64_t>(w0, 0);
+  h1 = std::min(h1, g.H);
+  w1 = std::min(w1, g.W);
+  return {h0, h1, w0, w1, count_include_pad ? padded : (h1 - h0) * (w1 - w0)};
+}
+
+template <class T>
+void avg_pool2d_kernel(const T* in, T* out, const Pool2dGeometry& g, bool count_include_pad) {
+  const int64_t H = g.H, W = g.W, oH = g.oH, oW = g.oW;
+  parallel_for(0, g.planes, plane_grain(oH * oW * g.kH * g.kW), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* x = in + p * H * W;
+      T* y = out + p * oH * oW;
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        for (int64_t ow = 0; ow < oW; ++ow) {
+          const AvgWindow win = avg_window(g, oh, ow, count_include_pad);
+          if (win.h0 >= win.h1 || win.w0 >= win.w1) {
+            y[oh * oW + ow] = T(0);
+            continue;
+          }
+          acc_t<T> s = 0;
+          for (int64_t h = win.h0; h < win.h1; ++h)
+            for (int64_t w = win.w0; w < win.w1; ++w) s += x[h * W + w];
+          y[oh * oW + ow] = static_cast<T>(s / static_cast<acc_t<T>>(win.divisor));
+        }
+      }
+    }
+  });
+}
+
+template <class T>
+void avg_pool2d_backward_kernel(const T* grad_out, T* grad_in, const Pool2dGeometry& g, bool count_include_pad) {
+  const int64_t H = g.H, W = g.W, oH = g.oH, oW = g.oW;
+  parallel_for(0, g.planes, plane_grain(H * W + oH * oW * g.kH * g.kW), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* go = grad_out + p * oH * oW;
+      T* gi = grad_in + p * H * W;
+      std::fill(gi, gi + H * W, T(0));
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        for (int64_t ow = 0; ow < oW; ++ow) {
+          const AvgWindow win = avg_window(g, oh, ow, count_include_pad);
+          if (win.h0 >= win.h1 || win.w0 >= win.w1) continue;
+          const T share = go[oh * oW + ow] / static_cast<T>(win.divisor);
+          for (int64_t h = win.h0; h < win.h1; ++h)
+            for (int64_t w = win.w0; w < win.w1; ++w) gi[h * W + w] += share;
+        }
+      }
+    }
+  });
+}
+
+// ---- adaptive average ----
+
+inline int64_t adaptive_start(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
+inline int64_t adaptive_end(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
+
+template <class T>
+void adaptive_avg_pool2d_kernel(const T* in, T* out, const Pool2dGeometry& g) {
+  const int64_t H = g.H, W = g.W, oH = g.oH, oW = g.oW;
+  parallel_for(0, g.planes, plane_grain(H * W + oH * oW), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* x = in + p * H * W;
+      T* y = out + p * oH * oW;
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        const int64_t h0 = adaptive_start(oh, H, oH), h1 = adaptive_end(oh, H, oH);
+        for (int64_t ow = 0; ow < oW; ++ow) {
+          const int64_t w0 = adaptive_start(ow, W, oW), w1 = adaptive_end(ow, W, oW);
+          acc_t<T> s = 0;
+          for (int64_t h = h0; h < h1; ++h)
+            for (int64_t w = w0; w < w1; ++w) s += x[h * W + w];
+          y[oh * oW + ow] = static_cast<T>(s / static_cast<acc_t<T>>((h1 - h0) * (w1 - w0)));
+        }
+      }
+    }
+  });
+}
+
+template <class T>
+void adaptive_avg_pool2d_backward_kernel(const T* grad_out, T* grad_in, const Pool2dGeometry& g) {
+  const int64_t H = g.H, W = g.W, oH = g.oH, oW = g.oW;
+  parallel_for(0, g.planes, plane_grain(2 * H * W + oH * oW), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* go = grad_out + p * oH * oW;
+      T* gi = grad_in + p * H * W;
+      std::fill(gi, gi + H * W, T(0));
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        const int64_t h0 = adaptive_start(oh, H, oH), h1 = adaptive_end(oh, H, oH);
+        for (int64_t ow = 0; ow < oW; ++ow) {
+          const int64_t w0 = adaptive_start(ow, W, oW), w1 = adaptive_end(ow, W, oW);
+          const T share = go[oh * oW + ow] / static_cast<T>((h1 - h0) * (w1 - w0));
+          for (int64_t h = h0; h < h1; ++h)
+            for (int64_t w = w0; w < w1; ++w) gi[h * W + w] += share;
+        }
+      }
+    }
+  });
+}
+
+// ---- CPU entry points ----
+
+void max_pool2d_cpu(const void* in, void* out, int64_t* indices, const Pool2dGeometry& g, ScalarType t) {
+  dispatch_floating(t, "max_pool2d", [&]<class T>() {
+    max_pool2d_kernel(static_cast<const T*>(in), static_cast<T*>(out), indices, g);
+  });
+}
+void max_pool2d_backward_cpu(const void* go, const int64_t* indices, void* gi, const Pool2dGeometry& g, ScalarType t) {
+  dispatch_floating(t, "max_pool2d_backward", [&]<class T>() {
+    max_pool2d_backward_kernel(static_cast<const T*>(go), indices, static_cast<T*>(gi), g);
+  });
+}
+void avg_pool2d_cpu(const void* in, void* out, const Pool2dGeometry& g, bool count_include_pad, ScalarType t) {
+  dispatch_floating(t, "avg_pool2d", [&]<class T>() {
+    avg_pool2d_kernel(static_cast<const T*>(in), static_cast<T*>(out), g, count_include_pad);
+  });
+}
+void avg_pool2d_backward_cpu(const void* go, void* gi, const Pool2dGeometry& g, bool count_include_pad, ScalarType t) {
+  dispatch_floating(t, "avg_pool2d_backward", [&]<class T>() {
+    avg_pool2d_backward_kernel(static_cast<const T*>(go), static_cast<T*>(gi), g, count_include_pad);
+  });
+}
+void adaptive_avg_pool2d_cpu(const void* in, void* out, const Pool2dGeometry& g, ScalarType t) {
+  dispatch_floating(t, "adaptive_avg_pool2d", [&]<class T>() {
+    adaptive_avg_pool2d_kernel(static_cast<const T*>(in), static_cast<T*>(out), g);
+  });
+}
+void adaptive_avg_pool2d_backward_cpu(const void* go, void* gi, const Pool2dGeometry& g, ScalarType t) {
+  dispatch_floating(t, "adaptive_avg_pool2d_backward", [&]<class T>() {
+    adaptive_avg_pool2d_backward_kernel(static_cast<const T*>(go), static_cast<T*>(gi), g);
+  });
+}
+
+}  // namespace
+
+GR_REGISTER_KERNEL(max_pool2d_stub, kCPU, &max_pool2d_cpu);
+GR_REGISTER_KERNEL(max_pool2d_backward_stub, kCPU, &max_pool2d_backward_cpu);
+GR_REGISTER_KERNEL(avg_pool2d_stub, kCPU, &avg_pool2d_cpu);
+GR_REGISTER_KERNEL(avg_pool2d_backward_stub, kCPU, &avg_pool2d_backward_cpu);
+GR_REGISTER_KERNEL(adaptive_avg_pool2d_stub, kCPU, &adaptive_avg_pool2d_cpu);
+GR_REGISTER_KERNEL(adaptive_avg_pool2d_backward_stub, kCPU, &adaptive_avg_pool2d_backward_cpu);
+
+int64_t pool_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool ceil_mode) {
+  const int64_t num = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  // Division rounding toward negative infinity.
+  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;  // the last window must start inside the input
+  return out;
+}
+
+Pool2dGeometry pool2d_geometry(const char* op, const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
+                               IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  Pool2dGeometry g;
+  set_planes(op, input, g);
+  std::tie(g.kH, g.kW) = pair_arg(op, "kernel_size", kernel_size);
+  std::tie(g.sH, g.sW) = stride.empty() ? std::make_pair(g.kH, g.kW) : pair_arg(op, "stride", stride);
+  std::tie(g.pH, g.pW) = pair_arg(op, "padding", padding);
+  std::tie(g.dH, g.dW) = pair_arg(op, "dilation", dilation);
+  GR_CHECK(g.kH > 0 && g.kW > 0, op, ": kernel_size must be positive, got ", kernel_size);
+  GR_CHECK(g.sH > 0 && g.sW > 0, op, ": stride must be positive, got ", stride);
+  GR_CHECK(g.dH > 0 && g.dW > 0, op, ": dilation must be positive, got ", dilation);
+  GR_CHECK(g.pH >= 0 && g.pW >= 0, op, ": padding must be non-negative, got ", padding);
+  GR_CHECK(g.pH <= g.kH / 2 && g.pW <= g.kW / 2, op, ": padding must be at most half the kernel size, got padding ",
+           padding, " for kernel_size ", kernel_size);
+  g.oH = pool_output_size(g.H, g.kH, g.sH, g.pH, g.dH, ceil_mode);
+  g.oW = pool_output_size(g.W, g.kW, g.sW, g.pW, g.dW, ceil_mode);
+  GR_CHECK(g.oH >= 1 && g.oW >= 1, op, ": input of shape ", input.sizes(), " is too small for kernel_size ",
+           kernel_size, ", dilation ", dilation, " and padding ", padding, " (output would be ", g.oH, "x", g.oW, ")");
+  return g;
+}
+
+Pool2dGeometry adaptive_pool2d_geometry(const char* op, const Tensor& input, IntArrayRef output_size) {
+  Pool2dGeometry g;
+  set_planes(op, input, g);
+  std::tie(g.oH, g.oW) = pair_arg(op, "output_size", output_size);
+  GR_CHECK(g.oH >= 0 && g.oW >= 0, op, ": output_size must be non-negative, got ", output_size);
+  g.kH = g.kW = g.sH = g.sW = 0;  // not used: the windows vary
+  return g;
+}
+
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const Pool2dGeometry& g) {
+  Tensor in = contiguous(input);
+  std::vector<int64_t> sizes = output_sizes(input, g);
+  Tensor out = empty(sizes, input.options());
+  Tensor indices = empty(sizes, TensorOptions(kInt64).device(input.device()));
+  if (out.numel() > 0)
+    max_pool2d_stub(input.device().type, in.data_ptr(), out.data_ptr(), indices.data_ptr<int64_t>(), g,
+                    input.scalar_type());
+  return {out, indices};
+}
+
+Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, IntArrayRef input_sizes,
+                           const Pool2dGeometry& g) {
+  Tensor go = contiguous(grad_out), idx = contiguous(indices);
+  Tensor gi = empty(input_sizes, grad_out.options());
+  if (gi.numel() > 0)
+    max_pool2d_backward_stub(grad_out.device().type, go.data_ptr(), idx.data_ptr<int64_t>(), gi.data_ptr(), g,
+                             grad_out.scalar_type());
+  return gi;
+}
+
+Tensor avg_pool2d(const Tensor& input, const Pool2dGeometry& g, bool count_include_pad) {
+  Tensor in = contiguous(input);
+  Tensor out = empty(output_sizes(input, g), input.options());
+  if (out.numel() > 0)
+    avg_pool2d_stub(input.device().type, in.data_ptr(), out.data_ptr(), g, count_include_pad, input.scalar_type());
+  return out;
+}
+
+Tensor avg_pool2d_backward(const Tensor& grad_out, IntArrayRef input_sizes, const Pool2dGeometry& g,
+                           bool count_include_pad) {
+  Tensor go = contiguous(grad_out);
+  Tensor gi = empty(input_sizes, grad_out.options());
+  if (gi.numel() > 0)
+    avg_pool2d_backward_stub(grad_out.device().type, go.data_ptr(), gi.data_ptr(), g, count_include_pad,
+                             grad_out.scalar_type());
+  return gi;
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& input, const Pool2dGeometry& g) {
+  Tensor in = contiguous(input);
+  Tensor out = empty(output_sizes(input, g), input.options());
+  if (out.numel() > 0)
+    adaptive_avg_pool2d_stub(input.device().type, in.data_ptr(), out.data_ptr(), g, input.scalar_type());
+  return out;
+}
+
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_out, IntArrayRef input_sizes, const Pool2dGeometry& g) {
+  Tensor go = contiguous(grad_out);
+  Tensor gi = empty(input_sizes, grad_out.options());
+  if (gi.numel() > 0)
+    adaptive_avg_pool2d_backward_stub(grad_out.device().type, go.data_ptr(), gi.data_ptr(), g, grad_out.scalar_type());
+  return gi;
+}
+
+}  // namespace gr::native

@@ -110,18 +110,14 @@ void execute(const TensorList& roots, const TensorList& grad_roots, bool retain_
     inputs.resize(node->num_outputs());
     node->run_pre_hooks(inputs);
 
-    bool is_capture = false;
-    for (const Capture& c : captures) {
+    for (const Capture& c : captures)
       if (c.node == node && inputs[c.input_nr].defined()) (*captured)[c.slot] = inputs[c.input_nr];
-      is_capture = is_capture || c.node == node;
-    }
     bool any_defined = false;
     for (const Tensor& t : inputs) any_defined = any_defined || t.defined();
 
     TensorList outputs;
     // In grad() mode accumulators never run: nothing is written to .grad.
-    bool skip = !any_defined || (captured != nullptr && dynamic_cast<AccumulateGrad*>(node) != nullptr) ||
-                (is_capture && dynamic_cast<AccumulateGrad*>(node) != nullptr);
+    bool skip = !any_defined || (captured != nullptr && dynamic_cast<AccumulateGrad*>(node) != nullptr);
     if (!skip) {
       outputs = node->apply(std::move(inputs));
       if (!retain_graph) node->release_saved();

@@ -1,4 +1,4 @@
-// The one header a gradring program includes: tensors, autograd and every op.
+// The one header a gradring program includes: tensors, autograd, every op and nn.
 #pragma once
 
 #include "autograd/engine.h"
@@ -14,3 +14,5 @@
 #include "core/parallel.h"
 #include "core/tensor.h"
 #include "core/version.h"
+#include "nn/module.h"
+#include "nn/module_holder.h"

@@ -1,0 +1,101 @@
+// nn::Module: a tree of named parameters, buffers and submodules, in registration order
+// (DDP's bucket order depends on it), with train/eval, zero_grad, apply and printing.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "nn/ordered_dict.h"
+
+namespace gr::nn {
+
+template <class Impl>
+class ModuleHolder;
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  // `name` is the type name printed by pretty_print, e.g. "gr::nn::Linear".
+  explicit Module(std::string name = "Module");
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  // ---- registration (names may not contain '.'; a name is used once per kind) ----
+  Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
+  // Persistent buffers are part of state_dict(); non-persistent ones are not.
+  Tensor& register_buffer(std::string name, Tensor tensor, bool persistent = true);
+  template <class M>
+  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
+    check_child_name(name, "register_module");
+    GR_CHECK(module != nullptr, "register_module: module '", name, "' is null");
+    children_.insert(std::move(name), module);
+    return module;
+  }
+  template <class Impl>
+  std::shared_ptr<Impl> register_module(std::string name, ModuleHolder<Impl> holder) {
+    return register_module(std::move(name), holder.ptr());
+  }
+  // Swaps the child registered as `name` (keeps its position in the order).
+  void replace_module(const std::string& name, std::shared_ptr<Module> module);
+
+  // ---- traversal (registration order; "child.grandchild.weight" names) ----
+  TensorList parameters(bool recurse = true) const;
+  // Shared parameters appear once, under the first name they were reached by.
+  OrderedDict<Tensor> named_parameters(bool recurse = true) const;
+  TensorList buffers(bool recurse = true) const;
+  OrderedDict<Tensor> named_buffers(bool recurse = true) const;
+  std::vector<std::shared_ptr<Module>> children() const;
+  const OrderedDict<std::shared_ptr<Module>>& named_children() const { return children_; }
+  // This module first (named ""), then every descendant, depth first.
+  std::vector<std::shared_ptr<Module>> modules(bool include_self = true);
+  OrderedDict<std::shared_ptr<Module>> named_modules(bool include_self = true);
+
+  // ---- modes and updates ----
+  virtual void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  // Clears every parameter's gradient (set_to_none = true frees it, as torch does).
+  void zero_grad(bool set_to_none = true);
+  void apply(const std::function<void(Module&)>& fn);
+  // Moves or converts every parameter and buffer in place (parameters stay the same leaves).
+  void to(Device device);
+  void to(ScalarType dtype);
+
+  // ---- state ----
+  // Parameters and persistent buffers by qualified name, sharing memory with the module.
+  OrderedDict<Tensor> state_dict() const;
+  // Copies values in. strict: every key must be present and no key may be unknown. Shape
+  // and dtype must match exactly; errors name the key and both shapes/dtypes.
+  void load_state_dict(const OrderedDict<Tensor>& state, bool strict = true);
+
+  // Prints one line describing this module (children are printed by operator<<).
+  virtual void pretty_print(std::ostream& out) const;
+
+  // The module's own (non-recursive) parameters and buffers.
+  const OrderedDict<Tensor>& own_parameters() const { return parameters_; }
+  const OrderedDict<Tensor>& own_buffers() const { return buffers_; }
+
+ private:
+  void check_child_name(const std::string& name, const char* op) const;
+  void collect(const std::string& prefix, bool recurse, bool params, bool persistent_only, OrderedDict<Tensor>& out,
+               std::vector<const TensorImpl*>& seen) const;
+  void collect_modules(const std::string& prefix, OrderedDict<std::shared_ptr<Module>>& out);
+
+  std::string name_;
+  bool training_ = true;
+  OrderedDict<Tensor> parameters_;
+  OrderedDict<Tensor> buffers_;
+  std::vector<std::string> non_persistent_;
+  OrderedDict<std::shared_ptr<Module>> children_;
+};
+
+// Prints the module tree: "Name(...)" with "(child): ..." lines, like torch.
+std::ostream& operator<<(std::ostream& out, const Module& module);
+
+}  // namespace gr::nn

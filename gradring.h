@@ -14,5 +14,7 @@
 #include "core/parallel.h"
 #include "core/tensor.h"
 #include "core/version.h"
+#include "data/dataset.h"
+#include "data/tensor_dataset.h"
 #include "nn/module.h"
 #include "nn/module_holder.h"

@@ -1,10 +1,12 @@
-// GEMM on Eigen, and mm/bmm/matmul shape handling on top of it.
+// CPU GEMM (the packed AVX-512/AVX2 kernel of gemm_packed.cpp, or Eigen where this build
+// has no vector ISA), and mm/bmm/matmul shape handling on top of it.
 #include "core/native/gemm.h"
 
 #include <Eigen/Core>
 
 #include "core/factory.h"
 #include "core/native/copy.h"
+#include "core/native/gemm_packed.h"
 #include "core/parallel.h"
 
 namespace gr::native {
@@ -23,8 +25,8 @@ using ConstRowMajorMap =
 template <class T>
 void gemm_eigen(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
                 int64_t ldb, T beta, T* C, int64_t ldc) {
-  RowMajorMap<T> c(C, M, N, Eigen::OuterStride<>(ldc));
   if (M == 0 || N == 0) return;
+  RowMajorMap<T> c(C, M, N, Eigen::OuterStride<>(ldc));
   if (K == 0) {
     if (beta == T(0)) c.setZero();
     else c *= beta;
@@ -41,11 +43,20 @@ void gemm_eigen(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, cons
   else c.noalias() += alpha * a.transpose() * b.transpose();
 }
 
+template <class T>
+void gemm_any(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+              int64_t ldb, T beta, T* C, int64_t ldc) {
+  if (packed_gemm_available<T>())
+    packed_gemm<T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, in_parallel_region() ? 1 : get_num_threads());
+  else
+    gemm_eigen<T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
 void gemm_dispatch_cpu(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
                        int64_t lda, const void* B, int64_t ldb, double beta, void* C, int64_t ldc) {
   dispatch_floating(t, "gemm", [&]<class T>() {
-    gemm_eigen<T>(ta, tb, M, N, K, static_cast<T>(alpha), static_cast<const T*>(A), lda, static_cast<const T*>(B), ldb,
-                  static_cast<T>(beta), static_cast<T*>(C), ldc);
+    gemm_any<T>(ta, tb, M, N, K, static_cast<T>(alpha), static_cast<const T*>(A), lda, static_cast<const T*>(B), ldb,
+                static_cast<T>(beta), static_cast<T*>(C), ldc);
   });
 }
 
@@ -88,10 +99,19 @@ GR_REGISTER_KERNEL(gemm_stub, kCPU, &gemm_dispatch_cpu);
 
 void gemm_cpu(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
               const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  gemm_eigen<float>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  gemm_any<float>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 void gemm_cpu(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
               const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
+  gemm_any<double>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void gemm_reference_cpu(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                        const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  gemm_eigen<float>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+void gemm_reference_cpu(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+                        const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
   gemm_eigen<double>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 

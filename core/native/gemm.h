@@ -1,5 +1,6 @@
 // Matrix products without autograd: gemm (row-major BLAS-style), mm, bmm and matmul with
-// torch's broadcasting rules. CPU GEMM runs on Eigen's blocked kernels with OpenMP threads.
+// torch's broadcasting rules. CPU GEMM runs on the packed AVX-512/AVX2 kernel of
+// gemm_packed.h with OpenMP threads, or on Eigen when the build targets neither ISA.
 #pragma once
 
 #include "core/dispatch.h"
@@ -18,6 +19,11 @@ void gemm_cpu(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
               const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 void gemm_cpu(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A,
               int64_t lda, const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
+// The same product on Eigen's kernels: the reference the packed GEMM is tested against.
+void gemm_reference_cpu(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                        int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+void gemm_reference_cpu(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A,
+                        int64_t lda, const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
 void set_gemm_threads(int n);
 
 // C = op(A) * op(B) for 2-D tensors (any strides; transposed views need no copy).

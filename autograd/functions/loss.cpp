@@ -1,0 +1,71 @@
+// Losses with backward: nll_loss (class weights, ignore_index, torch's weighted mean),
+// cross_entropy (= nll_loss of log_softmax) and mse_loss.
+#include "autograd/function.h"
+#include "autograd/ops.h"
+#include "core/native/elementwise.h"
+#include "core/native/loss.h"
+#include "core/native/reduce.h"
+
+namespace gr {
+
+using autograd::record;
+using autograd::SavedTensor;
+
+namespace {
+
+native::LossReduction native_reduction(Reduction r) {
+  switch (r) {
+    case Reduction::None: return native::LossReduction::None;
+    case Reduction::Mean: return native::LossReduction::Mean;
+    case Reduction::Sum: return native::LossReduction::Sum;
+  }
+  GR_ERROR("loss: unknown reduction");
+}
+
+}  // namespace
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
+                int64_t ignore_index) {
+  const native::LossReduction r = native_reduction(reduction);
+  auto [out, total_weight] = native::nll_loss(input, target, weight, r, ignore_index);
+  if (autograd::needs_grad(input)) {
+    record("NllLossBackward", {input}, {out},
+           [sizes = input.sizes().vec(), st = SavedTensor(target), sw = SavedTensor(weight), total_weight, r,
+            ignore_index](const TensorList& g, const std::vector<bool>&) {
+             return TensorList{
+                 native::nll_loss_backward(g[0], sizes, st.unpack(), sw.unpack(), r, ignore_index, total_weight)};
+           });
+  }
+  return out;
+}
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
+                     int64_t ignore_index) {
+  GR_CHECK(input.defined() && (input.dim() == 1 || input.dim() == 2),
+           "cross_entropy: expected input of shape [N, C] or [C], got ", input.defined() ? input.sizes() : IntArrayRef());
+  return nll_loss(log_softmax(input, input.dim() - 1), target, weight, reduction, ignore_index);
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  GR_CHECK(input.defined() && target.defined(), "mse_loss: input and target must be defined");
+  GR_CHECK(input.sizes() == target.sizes(), "mse_loss: input of shape ", input.sizes(),
+           " and target of shape ", target.sizes(), " must have the same shape");
+  GR_CHECK(input.is_floating_point() && input.scalar_type() == target.scalar_type(),
+           "mse_loss: expected input and target of the same floating point dtype, got ", input.scalar_type(), " and ",
+           target.scalar_type());
+  Tensor diff = native::sub(input, target);
+  Tensor sq = native::mul(diff, diff);
+  Tensor out = reduction == Reduction::None ? sq : reduction == Reduction::Sum ? native::sum(sq) : native::mean(sq);
+  if (autograd::needs_grad(input, target)) {
+    const double scale = reduction == Reduction::Mean ? 2.0 / static_cast<double>(input.numel()) : 2.0;
+    record("MseLossBackward", {input, target}, {out},
+           [diff, scale](const TensorList& g, const std::vector<bool>& needs) {
+             // d/dinput = scale * (input - target) * grad (grad is 0-d unless reduction is None).
+             Tensor gi = native::mul(diff, native::mul(g[0], native::wrapped_scalar(g[0], scale)));
+             return TensorList{needs[0] ? gi : Tensor(), needs[1] ? native::neg(gi) : Tensor()};
+           });
+  }
+  return out;
+}
+
+}  // namespace gr

@@ -1,0 +1,43 @@
+// Dropout without autograd: a Bernoulli keep-mask drawn from a Generator's Philox stream
+// (so it depends only on seed and offset, not on threads or device) and the scaled product.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "core/dispatch.h"
+#include "core/generator.h"
+#include "core/macros.h"
+#include "core/philox.h"
+#include "core/tensor.h"
+
+namespace gr::native {
+
+// Element i keeps its value when number i % 4 of Philox block offset + i / 4, as a uniform
+// u in [0, 1) with 24 bits, is >= p: probability 1 - p, the same on CPU and CUDA.
+GR_HOST_DEVICE GR_INLINE bool dropout_keep(uint32_t random, float p) { return 1.0f - uniform_float(random) >= p; }
+
+struct DropoutParams {
+  float p;        // drop probability
+  double scale;   // 1 / (1 - p), or 0 when p == 1
+  uint64_t seed;
+  uint64_t offset;  // first Philox block
+};
+
+// in/out hold n contiguous elements of dtype t; mask (n bools) receives the keep flags.
+// out = in * (keep ? scale : 0).
+using DropoutFn = void (*)(const void* in, void* out, bool* mask, int64_t n, const DropoutParams& p, ScalarType t);
+GR_DECLARE_DISPATCH(DropoutFn, dropout_stub);
+// grad_in = grad * (mask ? scale : 0), n contiguous elements.
+using DropoutBackwardFn = void (*)(const void* grad, const bool* mask, void* grad_in, int64_t n, double scale,
+                                   ScalarType t);
+GR_DECLARE_DISPATCH(DropoutBackwardFn, dropout_backward_stub);
+
+// The scale a kept element gets for drop probability p.
+inline double dropout_scale(double p) { return p >= 1.0 ? 0.0 : 1.0 / (1.0 - p); }
+// Returns (output, bool mask) for a float input; draws ceil(numel / 4) Philox blocks from gen
+// (null = the default generator).
+std::pair<Tensor, Tensor> dropout(const Tensor& input, double p, Generator* gen);
+Tensor dropout_backward(const Tensor& grad, const Tensor& mask, double scale);
+
+}  // namespace gr::native

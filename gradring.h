@@ -16,5 +16,4 @@
 #include "core/version.h"
 #include "data/dataset.h"
 #include "data/tensor_dataset.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
+#include "nn/nn.h"

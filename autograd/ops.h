@@ -10,6 +10,9 @@
 namespace gr {
 
 enum class Reduction { None, Mean, Sum };
+constexpr Reduction kNone = Reduction::None;
+constexpr Reduction kMean = Reduction::Mean;
+constexpr Reduction kSum = Reduction::Sum;
 
 // ---- element-wise (NumPy broadcasting, dtype promotion) ----
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);

@@ -19,25 +19,30 @@ void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
            b.device());
 }
 
+// bfloat16/float16 are storage types: their math runs in float32 and is rounded back.
+ScalarType math_dtype(ScalarType t) { return is_reduced_float(t) ? kFloat32 : t; }
+
 // Output of a binary op: broadcast shape, given dtype, operands converted to `compute`.
 Tensor run_binary(const DispatchStub<ElementwiseFn>& stub, const char* op, const Tensor& a, const Tensor& b,
                   ScalarType compute, ScalarType out_dtype, const Scalar& param = 0) {
   check_same_device(a, b, op);
   std::vector<int64_t> shape = broadcast_shapes(a.sizes(), b.sizes(), op);
-  Tensor out = empty(shape, TensorOptions(out_dtype).device(a.device()));
-  Tensor ac = to_dtype(a, compute), bc = to_dtype(b, compute);
+  const ScalarType math = math_dtype(compute);
+  Tensor out = empty(shape, TensorOptions(out_dtype == compute ? math : out_dtype).device(a.device()));
+  Tensor ac = to_dtype(a, math), bc = to_dtype(b, math);
   StridedLoop L = make_strided_loop({out, ac, bc}, shape);
-  stub(a.device().type, L, compute, param);
-  return out;
+  stub(a.device().type, L, math, param);
+  return to_dtype(out, out_dtype);
 }
 
 Tensor run_unary(const DispatchStub<ElementwiseFn>& stub, const Tensor& a, ScalarType compute,
                  const Scalar& param = 0) {
-  Tensor out = empty(a.sizes(), TensorOptions(compute).device(a.device()));
-  Tensor ac = to_dtype(a, compute);
+  const ScalarType math = math_dtype(compute);
+  Tensor out = empty(a.sizes(), TensorOptions(math).device(a.device()));
+  Tensor ac = to_dtype(a, math);
   StridedLoop L = make_strided_loop({out, ac}, a.sizes());
-  stub(a.device().type, L, compute, param);
-  return out;
+  stub(a.device().type, L, math, param);
+  return to_dtype(out, compute);
 }
 
 // In place: self = f(self, other), computed in self's dtype.
@@ -50,6 +55,10 @@ void run_binary_inplace(const DispatchStub<ElementwiseFn>& stub, const char* op,
   ScalarType result = promote_types(self.scalar_type(), other.scalar_type());
   GR_CHECK(!(is_floating_point(result) && !self.is_floating_point()), op, ": result type ", result,
            " can't be cast to the desired output type ", self.scalar_type());
+  if (is_reduced_float(self.scalar_type())) {
+    copy_(self, run_binary(stub, op, self, other, self.scalar_type(), self.scalar_type(), param));
+    return;
+  }
   Tensor o = to_dtype(other, self.scalar_type());
   if (o.storage().is_same(self.storage()) && !o.is_same(self)) o = clone(o);
   StridedLoop L = make_strided_loop({self, self, o}, shape);

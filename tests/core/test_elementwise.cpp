@@ -109,3 +109,17 @@ TEST_CASE("in-place ops write into self and bump the version") {
   r.relu_();
   check_values(r, {0, 2});
 }
+
+TEST_CASE("bfloat16 and float16 math runs in float32 and rounds back") {
+  Tensor a = tensor({1.0, 2.5, -3.0}).to(kBFloat16);
+  Tensor s = a + a;
+  CHECK(s.scalar_type() == kBFloat16);
+  check_values(s, {2, 5, -6});
+  check_values(a.gt(0.0), {1, 1, 0});
+  Tensor h = tensor({0.5, 4.0}).to(kFloat16);
+  h.mul_(2.0);
+  CHECK(h.scalar_type() == kFloat16);
+  check_values(h, {1, 8});
+  CHECK((a.to(kFloat16) * a).scalar_type() == kFloat32);  // mixed reduced types promote to float32
+  CHECK(a.equal(tensor({1.0, 2.5, -3.0}).to(kBFloat16)));
+}

@@ -1,0 +1,84 @@
+// gr::nn::functional: the layers as functions with libtorch-style option structs, e.g.
+//   namespace F = gr::nn::functional;
+//   F::max_pool2d(x, F::MaxPool2dFuncOptions(2)); F::nll_loss(y, t, F::NLLLossFuncOptions().reduction(gr::kSum));
+#pragma once
+
+#include <optional>
+
+#include "autograd/ops.h"
+#include "nn/modules/pooling.h"
+#include "nn/options.h"
+
+namespace gr::nn::functional {
+
+inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {}) {
+  return gr::linear(x, weight, bias);
+}
+
+struct Conv2dFuncOptions {
+  GR_ARG(Tensor, bias);
+  GR_ARG(ExpandingArray<2>, stride) = 1;
+  GR_ARG(ExpandingArray<2>, padding) = 0;
+  GR_ARG(ExpandingArray<2>, dilation) = 1;
+  GR_ARG(int64_t, groups) = 1;
+};
+inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOptions& o = {}) {
+  return gr::conv2d(x, weight, o.bias(), o.stride(), o.padding(), o.dilation(), o.groups());
+}
+
+inline Tensor relu(const Tensor& x) { return gr::relu(x); }
+
+using MaxPool2dFuncOptions = MaxPool2dOptions;
+inline Tensor max_pool2d(const Tensor& x, const MaxPool2dFuncOptions& o) {
+  return gr::max_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+using AvgPool2dFuncOptions = AvgPool2dOptions;
+inline Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o) {
+  return gr::avg_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(), o.count_include_pad());
+}
+inline Tensor adaptive_avg_pool2d(const Tensor& x, ExpandingArray<2> output_size) {
+  return gr::adaptive_avg_pool2d(x, output_size);
+}
+
+struct BatchNormFuncOptions {
+  GR_ARG(Tensor, weight);
+  GR_ARG(Tensor, bias);
+  GR_ARG(bool, training) = false;
+  GR_ARG(double, momentum) = 0.1;
+  GR_ARG(double, eps) = 1e-5;
+};
+inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                         const BatchNormFuncOptions& o = {}) {
+  return gr::batch_norm(x, o.weight(), o.bias(), running_mean, running_var, o.training(), o.momentum(), o.eps());
+}
+
+struct DropoutFuncOptions {
+  GR_ARG(double, p) = 0.5;
+  GR_ARG(bool, training) = true;
+};
+inline Tensor dropout(const Tensor& x, const DropoutFuncOptions& o = {}) { return gr::dropout(x, o.p(), o.training()); }
+
+inline Tensor log_softmax(const Tensor& x, int64_t dim) { return gr::log_softmax(x, dim); }
+inline Tensor softmax(const Tensor& x, int64_t dim) { return gr::softmax(x, dim); }
+
+struct NLLLossFuncOptions {
+  GR_ARG(Tensor, weight);
+  GR_ARG(int64_t, ignore_index) = -100;
+  GR_ARG(Reduction, reduction) = Reduction::Mean;
+};
+inline Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& o = {}) {
+  return gr::nll_loss(input, target, o.weight(), o.reduction(), o.ignore_index());
+}
+using CrossEntropyFuncOptions = NLLLossFuncOptions;
+inline Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& o = {}) {
+  return gr::cross_entropy(input, target, o.weight(), o.reduction(), o.ignore_index());
+}
+
+struct MSELossFuncOptions {
+  GR_ARG(Reduction, reduction) = Reduction::Mean;
+};
+inline Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& o = {}) {
+  return gr::mse_loss(input, target, o.reduction());
+}
+
+}  // namespace gr::nn::functional

@@ -1,0 +1,62 @@
+// Parameter-free layers: ReLU, Dropout, Flatten, LogSoftmax.
+#pragma once
+
+#include "nn/module.h"
+#include "nn/module_holder.h"
+#include "nn/options.h"
+
+namespace gr::nn {
+
+struct ReLUOptions {
+  GR_ARG(bool, inplace) = false;
+};
+
+class ReLUImpl : public Module {
+ public:
+  explicit ReLUImpl(const ReLUOptions& options = {}) : Module("gr::nn::ReLU"), options(options) {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+  ReLUOptions options;
+};
+GR_MODULE(ReLU);
+
+struct DropoutOptions {
+  DropoutOptions(double p = 0.5) : p_(p) {}
+  GR_ARG(double, p);
+};
+
+// Zeroes elements with probability p in training mode (scaled by 1/(1-p)); identity in eval.
+class DropoutImpl : public Module {
+ public:
+  explicit DropoutImpl(double p) : DropoutImpl(DropoutOptions(p)) {}
+  explicit DropoutImpl(const DropoutOptions& options = {});
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+  DropoutOptions options;
+};
+GR_MODULE(Dropout);
+
+struct FlattenOptions {
+  GR_ARG(int64_t, start_dim) = 1;
+  GR_ARG(int64_t, end_dim) = -1;
+};
+
+class FlattenImpl : public Module {
+ public:
+  explicit FlattenImpl(const FlattenOptions& options = {}) : Module("gr::nn::Flatten"), options(options) {}
+  Tensor forward(const Tensor& x) { return x.flatten(options.start_dim(), options.end_dim()); }
+  void pretty_print(std::ostream& out) const override;
+  FlattenOptions options;
+};
+GR_MODULE(Flatten);
+
+class LogSoftmaxImpl : public Module {
+ public:
+  explicit LogSoftmaxImpl(int64_t dim) : Module("gr::nn::LogSoftmax"), dim(dim) {}
+  Tensor forward(const Tensor& x) { return x.log_softmax(dim); }
+  void pretty_print(std::ostream& out) const override { out << "gr::nn::LogSoftmax(dim=" << dim << ")"; }
+  int64_t dim;
+};
+GR_MODULE(LogSoftmax);
+
+}  // namespace gr::nn

@@ -1,0 +1,39 @@
+// BatchNorm2d: normalises each channel of [N, C, H, W] with batch statistics in training
+// (updating running_mean/running_var) and with the running statistics in eval.
+#pragma once
+
+#include <optional>
+
+#include "nn/module.h"
+#include "nn/module_holder.h"
+#include "nn/options.h"
+
+namespace gr::nn {
+
+struct BatchNorm2dOptions {
+  BatchNorm2dOptions(int64_t num_features) : num_features_(num_features) {}
+  GR_ARG(int64_t, num_features);
+  GR_ARG(double, eps) = 1e-5;
+  // Weight of the new batch statistic in the running average; nullopt = cumulative
+  // average over all batches seen (1 / num_batches_tracked), as in torch.
+  GR_ARG(std::optional<double>, momentum) = 0.1;
+  GR_ARG(bool, affine) = true;
+  GR_ARG(bool, track_running_stats) = true;
+};
+
+class BatchNorm2dImpl : public Module {
+ public:
+  explicit BatchNorm2dImpl(int64_t num_features) : BatchNorm2dImpl(BatchNorm2dOptions(num_features)) {}
+  explicit BatchNorm2dImpl(const BatchNorm2dOptions& options);
+  void reset_running_stats();
+  void reset_parameters();
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+
+  BatchNorm2dOptions options;
+  Tensor weight, bias;                                       // affine only
+  Tensor running_mean, running_var, num_batches_tracked;     // track_running_stats only
+};
+GR_MODULE(BatchNorm2d);
+
+}  // namespace gr::nn

@@ -17,3 +17,4 @@
 #include "data/dataset.h"
 #include "data/tensor_dataset.h"
 #include "nn/nn.h"
+#include "nn/optim/optim.h"

@@ -1,0 +1,106 @@
+// Fused optimizer updates: argument checks and the CPU loops.
+#include "core/native/optimizer_steps.h"
+
+#include "core/parallel.h"
+
+namespace gr::native {
+
+GR_DEFINE_DISPATCH(SgdStepFn, sgd_step_stub);
+GR_DEFINE_DISPATCH(AdamStepFn, adam_step_stub);
+GR_DEFINE_DISPATCH(AdadeltaStepFn, adadelta_step_stub);
+
+namespace {
+
+void check_operands(const char* op, const Tensor& param, std::initializer_list<const Tensor*> others) {
+  GR_CHECK(param.defined() && param.is_contiguous() && param.is_floating_point(), op,
+           ": parameter must be a contiguous floating point tensor");
+  for (const Tensor* t : others) {
+    if (!t->defined()) continue;
+    GR_CHECK(t->is_contiguous() && t->sizes() == param.sizes() && t->scalar_type() == param.scalar_type() &&
+                 t->device() == param.device(),
+             op, ": every state tensor must be contiguous with the parameter's shape ", param.sizes(), ", dtype ",
+             param.scalar_type(), " and device ", param.device(), "; got ", t->sizes(), " ", t->scalar_type(), " ",
+             t->device());
+  }
+}
+
+// A null pointer for an undefined optional buffer; the functor then never touches it
+// (a local dummy is passed instead).
+template <class T>
+T* ptr_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr<T>() : nullptr;
+}
+
+template <class T, class F, class... Buffers>
+void run(const Tensor& param, const Tensor& grad, const F& f, Buffers... buffers) {
+  T* p = param.data_ptr<T>();
+  const T* g = grad.data_ptr<T>();
+  parallel_for(0, param.numel(), kGrainSize, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      T dummy = T(0);
+      f(p[i], g[i], (buffers ? buffers[i] : dummy)...);
+    }
+  });
+}
+
+template <class T>
+functors::SgdStep<T> cast(const functors::SgdStep<double>& s) {
+  return {T(s.lr), T(s.momentum), T(s.dampening), T(s.weight_decay), s.nesterov, s.first_step};
+}
+template <class T>
+functors::AdamStep<T> cast(const functors::AdamStep<double>& s) {
+  return {T(s.lr), T(s.beta1), T(s.beta2), T(s.eps), T(s.weight_decay), T(s.bias_correction1),
+          T(s.bias_correction2_sqrt), s.amsgrad, s.decoupled};
+}
+template <class T>
+functors::AdadeltaStep<T> cast(const functors::AdadeltaStep<double>& s) {
+  return {T(s.lr), T(s.rho), T(s.eps), T(s.weight_decay)};
+}
+
+void sgd_cpu(const Tensor& p, const Tensor& g, const Tensor& buf, const functors::SgdStep<double>& s) {
+  dispatch_floating(p.scalar_type(), "sgd", [&]<class T>() { run<T>(p, g, cast<T>(s), ptr_or_null<T>(buf)); });
+}
+void adam_cpu(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, const Tensor& vmax,
+              const functors::AdamStep<double>& s) {
+  dispatch_floating(p.scalar_type(), "adam", [&]<class T>() {
+    run<T>(p, g, cast<T>(s), ptr_or_null<T>(m), ptr_or_null<T>(v), ptr_or_null<T>(vmax));
+  });
+}
+void adadelta_cpu(const Tensor& p, const Tensor& g, const Tensor& sq, const Tensor& acc,
+                  const functors::AdadeltaStep<double>& s) {
+  dispatch_floating(p.scalar_type(), "adadelta",
+                    [&]<class T>() { run<T>(p, g, cast<T>(s), ptr_or_null<T>(sq), ptr_or_null<T>(acc)); });
+}
+
+}  // namespace
+
+GR_REGISTER_KERNEL(sgd_step_stub, kCPU, &sgd_cpu);
+GR_REGISTER_KERNEL(adam_step_stub, kCPU, &adam_cpu);
+GR_REGISTER_KERNEL(adadelta_step_stub, kCPU, &adadelta_cpu);
+
+void sgd_step(const Tensor& param, const Tensor& grad, const Tensor& buf, const functors::SgdStep<double>& s) {
+  check_operands("SGD", param, {&grad, &buf});
+  GR_CHECK(grad.defined(), "SGD: parameter has no gradient");
+  GR_CHECK(s.momentum == 0 || buf.defined(), "SGD: momentum buffer missing");
+  sgd_step_stub(param.device().type, param, grad, buf, s);
+  param.unsafe_impl()->storage.bump_version();
+}
+
+void adam_step(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v, const Tensor& vmax,
+               const functors::AdamStep<double>& s) {
+  check_operands("Adam", param, {&grad, &m, &v, &vmax});
+  GR_CHECK(grad.defined() && m.defined() && v.defined() && (!s.amsgrad || vmax.defined()),
+           "Adam: gradient or state missing");
+  adam_step_stub(param.device().type, param, grad, m, v, vmax, s);
+  param.unsafe_impl()->storage.bump_version();
+}
+
+void adadelta_step(const Tensor& param, const Tensor& grad, const Tensor& sq, const Tensor& acc,
+                   const functors::AdadeltaStep<double>& s) {
+  check_operands("Adadelta", param, {&grad, &sq, &acc});
+  GR_CHECK(grad.defined() && sq.defined() && acc.defined(), "Adadelta: gradient or state missing");
+  adadelta_step_stub(param.device().type, param, grad, sq, acc, s);
+  param.unsafe_impl()->storage.bump_version();
+}
+
+}  // namespace gr::native

@@ -1,0 +1,63 @@
+// Per-element optimizer updates as GR_HOST_DEVICE functors (CPU loops and CUDA kernels
+// share them). Each follows the exact op order of PyTorch's single-tensor implementation,
+// so float64 results match torch to rounding.
+#pragma once
+
+#include "core/functors.h"
+
+namespace gr::functors {
+
+// SGD: d = g + wd*p; buf = first ? d : momentum*buf + (1-dampening)*d;
+// d = nesterov ? d + momentum*buf : buf (when momentum != 0); p -= lr*d.
+template <class T>
+struct SgdStep {
+  T lr, momentum, dampening, weight_decay;
+  bool nesterov, first_step;
+  GR_HOST_DEVICE void operator()(T& p, T g, T& buf) const {
+    T d = weight_decay != T(0) ? g + p * weight_decay : g;
+    if (momentum != T(0)) {
+      buf = first_step ? d : buf * momentum + d * (T(1) - dampening);
+      d = nesterov ? d + buf * momentum : buf;
+    }
+    p = p + d * (-lr);
+  }
+};
+
+// Adam/AdamW. decoupled: p *= 1 - lr*wd first (AdamW); otherwise g += wd*p (Adam).
+template <class T>
+struct AdamStep {
+  T lr, beta1, beta2, eps, weight_decay;
+  T bias_correction1, bias_correction2_sqrt;
+  bool amsgrad, decoupled;
+  GR_HOST_DEVICE void operator()(T& p, T g, T& exp_avg, T& exp_avg_sq, T& max_exp_avg_sq) const {
+    if (decoupled) p = p * (T(1) - lr * weight_decay);
+    else if (weight_decay != T(0)) g = g + p * weight_decay;
+    exp_avg = exp_avg * beta1 + g * (T(1) - beta1);
+    exp_avg_sq = exp_avg_sq * beta2 + (T(1) - beta2) * g * g;  // addcmul order
+    T second = exp_avg_sq;
+    if (amsgrad) {
+      max_exp_avg_sq = max_exp_avg_sq > exp_avg_sq ? max_exp_avg_sq : exp_avg_sq;
+      second = max_exp_avg_sq;
+    }
+    T denom = math::sqrt(second) / bias_correction2_sqrt + eps;
+    T step_size = lr / bias_correction1;
+    p = p + (exp_avg / denom) * (-step_size);
+  }
+};
+
+// Adadelta: sq = rho*sq + (1-rho)*g^2; delta = sqrt(acc+eps)/sqrt(sq+eps)*g;
+// acc = rho*acc + (1-rho)*delta^2; p -= lr*delta.
+template <class T>
+struct AdadeltaStep {
+  T lr, rho, eps, weight_decay;
+  GR_HOST_DEVICE void operator()(T& p, T g, T& square_avg, T& acc_delta) const {
+    if (weight_decay != T(0)) g = g + p * weight_decay;
+    square_avg = square_avg * rho + (T(1) - rho) * g * g;
+    T std = math::sqrt(square_avg + eps);
+    T delta = math::sqrt(acc_delta + eps) / std * g;
+    acc_delta = acc_delta * rho + (T(1) - rho) * delta * delta;
+    p = p + delta * (-lr);
+  }
+};
+
+}  // namespace gr::functors

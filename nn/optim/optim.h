@@ -1,0 +1,9 @@
+// Everything in gr::optim: the optimizers, LR schedulers and gradient clipping.
+#pragma once
+
+#include "nn/optim/adadelta.h"
+#include "nn/optim/adam.h"
+#include "nn/optim/clip_grad.h"
+#include "nn/optim/lr_scheduler.h"
+#include "nn/optim/optimizer.h"
+#include "nn/optim/sgd.h"

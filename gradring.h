@@ -12,6 +12,7 @@
 #include "core/factory.h"
 #include "core/generator.h"
 #include "core/parallel.h"
+#include "core/profiler.h"
 #include "core/tensor.h"
 #include "core/version.h"
 #include "data/dataset.h"

@@ -10,6 +10,7 @@
 #include "core/native/copy.h"
 #include "core/native/elementwise.h"
 #include "core/native/reduce.h"
+#include "core/profiler.h"
 
 namespace gr::autograd {
 
@@ -119,7 +120,10 @@ void execute(const TensorList& roots, const TensorList& grad_roots, bool retain_
     // In grad() mode accumulators never run: nothing is written to .grad.
     bool skip = !any_defined || (captured != nullptr && dynamic_cast<AccumulateGrad*>(node) != nullptr);
     if (!skip) {
-      outputs = node->apply(std::move(inputs));
+      {
+        profiler::ScopedEvent span(profiler::enabled() ? node->name() : std::string(), "backward");
+        outputs = node->apply(std::move(inputs));
+      }
       if (!retain_graph) node->release_saved();
       GR_CHECK(outputs.empty() || outputs.size() == node->next_edges().size(), "Function ", node->name(),
                " returned ", outputs.size(), " gradients but expected ", node->next_edges().size());

@@ -6,6 +6,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/profiler.h"
 
 namespace gr {
 
@@ -22,6 +23,10 @@ class DispatchStub<R (*)(Args...)> {
   R operator()(DeviceType device, Args... args) const {
     Fn fn = table_[static_cast<int>(device)];
     GR_CHECK(fn != nullptr, name_, ": no kernel registered for device type ", Device(device).str());
+    if (profiler::enabled()) [[unlikely]] {
+      profiler::ScopedEvent span(name_, "kernel");
+      return fn(std::forward<Args>(args)...);
+    }
     return fn(std::forward<Args>(args)...);
   }
   void set(DeviceType device, Fn fn) { table_[static_cast<int>(device)] = fn; }

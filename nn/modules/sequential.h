@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/profiler.h"
 #include "nn/module.h"
 #include "nn/module_holder.h"
 
@@ -34,7 +35,10 @@ class SequentialImpl : public Module {
   template <class Impl>
   void push_back(std::string name, std::shared_ptr<Impl> module) {
     register_module(name, module);
-    forwards_.push_back([m = module.get()](const Tensor& x) { return m->forward(x); });
+    forwards_.push_back([m = module.get()](const Tensor& x) {
+      profiler::ScopedEvent span(profiler::enabled() ? m->name() : std::string(), "module");
+      return m->forward(x);
+    });
   }
 
   Tensor forward(const Tensor& x);

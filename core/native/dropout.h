@@ -13,13 +13,15 @@
 
 namespace gr::native {
 
-// Element i keeps its value when number i % 4 of Philox block offset + i / 4, as a uniform
-// u in [0, 1) with 24 bits, is >= p: probability 1 - p, the same on CPU and CUDA.
-GR_HOST_DEVICE GR_INLINE bool dropout_keep(uint32_t random, float p) { return 1.0f - uniform_float(random) >= p; }
+// Element i keeps its value when the top 24 bits of number i % 4 of Philox block
+// offset + i / 4 are below `threshold` = round((1 - p) * 2^24): probability 1 - p to 2^-25,
+// the same on CPU and CUDA, in integers so the test vectorises.
+GR_HOST_DEVICE GR_INLINE bool dropout_keep(uint32_t random, uint32_t threshold) { return (random >> 8) < threshold; }
+uint32_t dropout_threshold(double p);
 
 struct DropoutParams {
-  float p;        // drop probability
-  double scale;   // 1 / (1 - p), or 0 when p == 1
+  uint32_t threshold;  // see dropout_keep
+  double scale;        // 1 / (1 - p), or 0 when p == 1
   uint64_t seed;
   uint64_t offset;  // first Philox block
 };

@@ -52,36 +52,58 @@ int64_t plane_grain(int64_t work_per_plane) { return std::max<int64_t>(1, kGrain
 
 // ---- max ----
 
+// Output columns [lo, hi) whose tap kw (at column ow * sW - pW + kw * dW) lies in [0, W).
+inline std::pair<int64_t, int64_t> tap_columns(const Pool2dGeometry& g, int64_t kw) {
+  const int64_t first = g.pW - kw * g.dW;          // ow * sW >= first
+  const int64_t last = g.W - 1 + g.pW - kw * g.dW;  // ow * sW <= last
+  const int64_t lo = first <= 0 ? 0 : (first + g.sW - 1) / g.sW;
+  const int64_t hi = last < 0 ? 0 : std::min(g.oW, last / g.sW + 1);
+  return {lo, std::max(lo, hi)};
+}
+
+// Running maxima of n outputs against one tap: x[k * stride] is output k's tap value, at
+// input index base + k * stride. Selects rather than branches (which tap wins is
+// data-dependent); restrict lets the loop vectorise.
 template <class T>
-void max_pool2d_kernel(const T* in, T* out, int64_t* indices, const Pool2dGeometry& g) {
-  const int64_t H = g.H, W = g.W, oH = g.oH, oW = g.oW;
-  parallel_for(0, g.planes, plane_grain(oH * oW * g.kH * g.kW), [&](int64_t p0, int64_t p1) {
+inline void max_row_update(const T* __restrict x, int64_t stride, T* __restrict y, int64_t* __restrict idx, int64_t n,
+                           int64_t base) {
+  for (int64_t k = 0; k < n; ++k) {
+    const T v = x[k * stride];
+    const bool take = (v > y[k]) | (v != v);  // NaN wins, as in torch
+    y[k] = take ? v : y[k];
+    idx[k] = take ? base + k * stride : idx[k];
+  }
+}
+
+// One output row at a time, taps outermost: each tap updates a whole row of running maxima,
+// visiting every window's taps in the same (row, column) order as a per-window loop, so
+// ties (first maximum wins) and NaN resolve as in torch.
+template <class T>
+void max_pool2d_kernel(const T* in, T* out, int64_t* indices, const Pool2dGeometry& geometry) {
+  const Pool2dGeometry g = geometry;  // a local copy: the stores below cannot alias it
+  parallel_for(0, g.planes, plane_grain(g.oH * g.oW * g.kH * g.kW), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      const T* x = in + p * H * W;
-      T* y = out + p * oH * oW;
-      int64_t* idx = indices + p * oH * oW;
-      for (int64_t oh = 0; oh < oH; ++oh) {
+      const T* x = in + p * g.H * g.W;
+      for (int64_t oh = 0; oh < g.oH; ++oh) {
+        T* y = out + (p * g.oH + oh) * g.oW;
+        int64_t* idx = indices + (p * g.oH + oh) * g.oW;
         int64_t h0 = oh * g.sH - g.pH;
-        const int64_t h1 = std::min(h0 + (g.kH - 1) * g.dH + 1, H);
+        const int64_t h1 = std::min(h0 + (g.kH - 1) * g.dH + 1, g.H);
         while (h0 < 0) h0 += g.dH;
-        for (int64_t ow = 0; ow < oW; ++ow) {
+        for (int64_t ow = 0; ow < g.oW; ++ow) {  // torch's start: -inf at the first valid tap
           int64_t w0 = ow * g.sW - g.pW;
-          const int64_t w1 = std::min(w0 + (g.kW - 1) * g.dW + 1, W);
           while (w0 < 0) w0 += g.dW;
-          // First maximum wins ties; NaN beats everything, as in torch.
-          T best = -std::numeric_limits<T>::infinity();
-          int64_t best_i = h0 * W + w0;
-          for (int64_t h = h0; h < h1; h += g.dH) {
-            for (int64_t w = w0; w < w1; w += g.dW) {
-              const T v = x[h * W + w];
-              if (v > best || std::isnan(v)) {
-                best = v;
-                best_i = h * W + w;
-              }
-            }
+          y[ow] = -std::numeric_limits<T>::infinity();
+          idx[ow] = h0 * g.W + w0;
+        }
+        for (int64_t h = h0; h < h1; h += g.dH) {
+          for (int64_t kw = 0; kw < g.kW; ++kw) {
+            const auto [lo, hi] = tap_columns(g, kw);
+            const int64_t base = h * g.W - g.pW + kw * g.dW + lo * g.sW;  // input index of tap kw for ow = lo
+            if (g.sW == 1) max_row_update(x + base, 1, y + lo, idx + lo, hi - lo, base);
+            else if (g.sW == 2) max_row_update(x + base, 2, y + lo, idx + lo, hi - lo, base);
+            else max_row_update(x + base, g.sW, y + lo, idx + lo, hi - lo, base);
           }
-          y[oh * oW + ow] = best;
-          idx[oh * oW + ow] = best_i;
         }
       }
     }

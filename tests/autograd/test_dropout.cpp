@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <gradring/core/native/dropout.h>
+#include <gradring/core/philox.h>
 #include <gradring/gradring.h>
 #include <vector>
 
@@ -70,6 +72,30 @@ TEST_CASE("dropout masks depend only on the generator's seed and offset") {
   Tensor d1 = dropout(x, 0.5);
   manual_seed(99);
   CHECK(dropout(x, 0.5).equal(d1));
+}
+
+TEST_CASE("dropout follows the documented Philox stream") {
+  // Element i keeps when the top 24 bits of number i % 4 of Philox block offset + i / 4 are
+  // below round((1 - p) * 2^24); the CUDA kernel must give the same mask.
+  const int64_t n = 1003;  // not a multiple of the 64 elements a CPU lane group covers
+  Generator gen(42);
+  gen.set_state({42, 17});
+  Tensor y = dropout(ones({n}, kFloat32), 0.35, true, &gen);
+  CHECK(gen.state().offset == 17 + (n + 3) / 4);
+  const uint32_t threshold = native::dropout_threshold(0.35);
+  CHECK(threshold == 10905190);  // round(0.65 * 2^24)
+  const float* p = y.data_ptr<float>();
+  int64_t mismatches = 0;
+  for (int64_t b = 0; b < (n + 3) / 4; ++b) {
+    Philox4x32 rng(42, 0, 17 + static_cast<uint64_t>(b));
+    uint32_t r[4];
+    rng.next(r);
+    for (int64_t k = 0; k < 4 && 4 * b + k < n; ++k)
+      if ((p[4 * b + k] != 0.0f) != ((r[k] >> 8) < threshold)) ++mismatches;
+  }
+  CHECK(mismatches == 0);
+  CHECK(native::dropout_threshold(0.0) == (1u << 24));
+  CHECK(native::dropout_threshold(1.0) == 0u);
 }
 
 TEST_CASE("dropout with p = 0, p = 1 and in eval mode") {

@@ -124,6 +124,24 @@ TEST_CASE("batch_norm gradcheck in training") {
   CHECK(autograd::gradcheck([](const TensorList& in) { return batch_norm(in[0], in[1], {}, {}, {}, true); }, {nc, w}));
 }
 
+TEST_CASE("batch_norm backward in float32 matches float64") {
+  for (bool training : {true, false}) {
+    CAPTURE(training);
+    Tensor x = leaf(randn({8, 4, 5, 5}, kFloat64) * 2.0 + 1.0), w = leaf(randn({4}, kFloat64)),
+           b = leaf(randn({4}, kFloat64));
+    Tensor x32 = leaf(x.to(kFloat32)), w32 = leaf(w.to(kFloat32)), b32 = leaf(b.to(kFloat32));
+    Tensor rm = randn({4}, kFloat64), rv = rand({4}, kFloat64) + 0.5;
+    Tensor rm32 = rm.to(kFloat32), rv32 = rv.to(kFloat32);
+    Tensor g = randn({8, 4, 5, 5}, kFloat64);
+    batch_norm(x, w, b, rm, rv, training).backward(g);
+    batch_norm(x32, w32, b32, rm32, rv32, training).backward(g.to(kFloat32));
+    check_close(x32.grad(), x.grad(), 1e-4);
+    check_close(w32.grad(), w.grad(), 1e-4);
+    check_close(b32.grad(), b.grad(), 1e-4);
+    check_close(rv32, rv, 1e-5);
+  }
+}
+
 TEST_CASE("batch_norm gradcheck in eval") {
   Tensor x = leaf(randn({3, 2, 2, 3}, kFloat64));
   Tensor w = leaf(randn({2}, kFloat64)), b = leaf(randn({2}, kFloat64));

@@ -164,6 +164,24 @@ TEST_CASE("adaptive_avg_pool2d gradcheck") {
   CHECK(autograd::gradcheck([](const TensorList& in) { return adaptive_avg_pool2d(in[0], {3, 4}); }, {nc}));
 }
 
+TEST_CASE("pooling backward in float32 matches float64") {
+  Tensor x64 = leaf(distinct({2, 3, 9, 8}, 9)), x32 = leaf(x64.to(kFloat32));
+  Tensor g = randn({2, 3, 5, 5}, kFloat64);
+  for (int op = 0; op < 3; ++op) {
+    CAPTURE(op);
+    auto run = [&](const Tensor& x) {
+      if (op == 0) return max_pool2d(x, {3}, {2}, {1}, {1}, true);
+      if (op == 1) return avg_pool2d(x, {3}, {2}, {1}, true, false);
+      return adaptive_avg_pool2d(x, {5, 5});
+    };
+    run(x64).backward(g);
+    run(x32).backward(g.to(kFloat32));
+    check_flat(x32.grad(), flat(x64.grad()), 1e-5);
+    x64.mutable_grad() = Tensor();
+    x32.mutable_grad() = Tensor();
+  }
+}
+
 TEST_CASE("pooling argument errors") {
   Tensor x = zeros({1, 1, 4, 4});
   CHECK_THROWS_AS(max_pool2d(x, {0}), gr::Error);

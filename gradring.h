@@ -16,6 +16,7 @@
 #include "core/tensor.h"
 #include "core/version.h"
 #include "data/dataset.h"
+#include "data/idx.h"
 #include "data/tensor_dataset.h"
 #include "nn/nn.h"
 #include "nn/optim/optim.h"

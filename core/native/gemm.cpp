@@ -156,8 +156,10 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
               pb + i * sb * es, B.ld, 0.0, pc + i * M * N * es, std::max<int64_t>(N, 1));
   };
   // Many small products: one thread per product; few large ones: GEMM threads inside.
+  // A thread gets at least ~64K multiply-adds: waking one costs microseconds.
   if (a.is_cpu() && batch >= get_num_threads() && M * N * K < (1 << 21)) {
-    parallel_for(0, batch, 1, [&](int64_t b0, int64_t b1) {
+    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(M * N * K, 1));
+    parallel_for(0, batch, grain, [&](int64_t b0, int64_t b1) {
       for (int64_t i = b0; i < b1; ++i) one(i);
     });
   } else {

@@ -1,0 +1,261 @@
+// conv2d argument checks, the tensor-level entry points, and the CPU kernels: im2col over a
+// chunk of the minibatch, then one GEMM per group, so the products are large:
+//   forward      Y[og, nb*L]      = W_g[og, CKK] x cols[CKK, nb*L]
+//   grad weight  gW_g[og, CKK]   += gY[og, nb*L] x cols^T
+//   grad input   gcols[CKK, nb*L] = W_g^T x gY[og, nb*L], then col2im
+// with og = C_out / groups, CKK = C_in / groups * kH * kW, L = H_out * W_out. A 1x1 kernel
+// with stride 1 and no padding reads the input planes directly (no im2col).
+#include "core/native/conv2d.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+#include "core/factory.h"
+#include "core/native/copy.h"
+#include "core/native/gemm.h"
+#include "core/native/im2col.h"
+#include "core/parallel.h"
+
+namespace gr::native {
+
+GR_DEFINE_DISPATCH(Conv2dForwardFn, conv2d_forward_stub);
+GR_DEFINE_DISPATCH(Conv2dBackwardFn, conv2d_backward_stub);
+
+namespace {
+
+std::array<int64_t, 2> pair_arg(IntArrayRef v, const char* name) {
+  GR_CHECK(v.size() == 1 || v.size() == 2, "conv2d: ", name, " must have 1 or 2 values, got ", v);
+  return {v[0], v[v.size() - 1]};
+}
+
+// ---- CPU kernels ----
+
+bool is_pointwise(const Conv2dArgs& a) {
+  return a.kH == 1 && a.kW == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
+}
+
+std::atomic<int64_t> g_workspace_limit{int64_t(64) << 20};
+
+// Images per im2col chunk: as many as keep cols under the workspace limit, at least one.
+// A pointwise convolution reads the input in place, one image at a time.
+int64_t images_per_chunk(const Conv2dArgs& a, int64_t col_bytes_per_image) {
+  if (is_pointwise(a)) return 1;
+  return std::clamp<int64_t>(g_workspace_limit.load() / std::max<int64_t>(col_bytes_per_image, 1), 1,
+                             std::max<int64_t>(a.N, 1));
+}
+
+template <class T>
+std::unique_ptr<T[]> scratch(int64_t n) {
+  return std::make_unique_for_overwrite<T[]>(static_cast<size_t>(std::max<int64_t>(n, 1)));
+}
+
+// Calls fn(matrix row pointer, tensor plane pointer, r) for each of `rows` channels
+// [c0, c0 + rows) of images [n0, n0 + nb) in an [N, C, L] tensor, where the matrix is
+// [rows, nb * L]; in parallel.
+template <class T, class U, class Fn>
+void for_planes(T* matrix, U* tensor, int64_t C, int64_t L, int64_t n0, int64_t nb, int64_t c0, int64_t rows, Fn fn) {
+  parallel_for(0, rows * nb, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(L, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const int64_t r = p / nb, n = p % nb;
+      fn(matrix + r * nb * L + n * L, tensor + ((n0 + n) * C + c0 + r) * L, r);
+    }
+  });
+}
+
+template <class T>
+void forward_cpu(const Conv2dArgs& a, const T* x, const T* w, const T* bias, T* y) {
+  const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G, CKK = cg * a.kH * a.kW, L = a.H_out * a.W_out;
+  if (a.N == 0 || a.C_out == 0 || L == 0) return;
+  const bool pointwise = is_pointwise(a);
+  const int64_t nb_max = images_per_chunk(a, CKK * L * static_cast<int64_t>(sizeof(T)));
+  auto cols = scratch<T>(pointwise ? 0 : CKK * nb_max * L);
+  auto ybuf = scratch<T>(nb_max > 1 ? og * nb_max * L : 0);
+  for (int64_t n0 = 0; n0 < a.N; n0 += nb_max) {
+    const int64_t nb = std::min(nb_max, a.N - n0), P = nb * L;
+    for (int64_t g = 0; g < G; ++g) {
+      const T* b = pointwise ? x + (n0 * a.C_in + g * cg) * L : cols.get();
+      if (!pointwise) im2col<T>(a, x, n0, nb, g * cg, cg, cols.get());
+      const T* wg = w + g * og * CKK;
+      const T* bg = bias ? bias + g * og : nullptr;
+      if (nb == 1) {  // the output block [og, L] of this image is contiguous: write it in place
+        T* yg = y + (n0 * a.C_out + g * og) * L;
+        gemm_cpu(false, false, og, L, CKK, T(1), wg, CKK, b, L, T(0), yg, L);
+        if (bg)
+          for (int64_t o = 0; o < og; ++o)
+            for (int64_t l = 0; l < L; ++l) yg[o * L + l] += bg[o];
+      } else {
+        gemm_cpu(false, false, og, P, CKK, T(1), wg, CKK, b, P, T(0), ybuf.get(), P);
+        for_planes(ybuf.get(), y, a.C_out, L, n0, nb, g * og, og, [&](const T* m, T* t, int64_t o) {
+          const T add = bg ? bg[o] : T(0);
+          for (int64_t l = 0; l < L; ++l) t[l] = m[l] + add;
+        });
+      }
+    }
+  }
+}
+
+template <class T>
+void backward_cpu(const Conv2dArgs& a, const T* gy, const T* x, const T* w, T* gx, T* gw, T* gb) {
+  const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G, CKK = cg * a.kH * a.kW, L = a.H_out * a.W_out;
+  if (gb) {
+    parallel_for(0, a.C_out, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(a.N * L, 1)), [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) {
+        T total = 0;
+        for (int64_t n = 0; n < a.N; ++n) {
+          const T* row = gy + (n * a.C_out + o) * L;
+          T s = 0;
+          for (int64_t l = 0; l < L; ++l) s += row[l];
+          total += s;
+        }
+        gb[o] = total;
+      }
+    });
+  }
+  if (gw && (a.N == 0 || L == 0)) std::fill(gw, gw + a.C_out * CKK, T(0));
+  if (!gx && !gw) return;
+  const bool pointwise = is_pointwise(a);
+  if (gx && !pointwise) std::fill(gx, gx + a.N * a.C_in * a.H * a.W, T(0));
+  if (a.N == 0 || L == 0) return;
+  const int64_t nb_max = images_per_chunk(a, CKK * L * static_cast<int64_t>(sizeof(T)));
+  auto cols = scratch<T>(pointwise ? 0 : CKK * nb_max * L);
+  auto gybuf = scratch<T>(nb_max > 1 ? og * nb_max * L : 0);
+  for (int64_t n0 = 0; n0 < a.N; n0 += nb_max) {
+    const int64_t nb = std::min(nb_max, a.N - n0), P = nb * L;
+    for (int64_t g = 0; g < G; ++g) {
+      // This chunk's output gradient as a [og, P] matrix (in place when it is one image).
+      const T* gyg = gy + (n0 * a.C_out + g * og) * L;
+      if (nb > 1) {
+        for_planes(gybuf.get(), gy, a.C_out, L, n0, nb, g * og, og,
+                   [&](T* m, const T* t, int64_t) { std::memcpy(m, t, static_cast<size_t>(L) * sizeof(T)); });
+        gyg = gybuf.get();
+      }
+      if (gw) {
+        const T* b = pointwise ? x + (n0 * a.C_in + g * cg) * L : cols.get();
+        if (!pointwise) im2col<T>(a, x, n0, nb, g * cg, cg, cols.get());
+        gemm_cpu(false, true, og, CKK, P, T(1), gyg, P, b, P, n0 == 0 ? T(0) : T(1), gw + g * og * CKK, CKK);
+      }
+      if (gx) {
+        const T* wg = w + g * og * CKK;
+        if (pointwise) {
+          gemm_cpu(true, false, CKK, P, og, T(1), wg, CKK, gyg, P, T(0), gx + (n0 * a.C_in + g * cg) * L, L);
+        } else {
+          gemm_cpu(true, false, CKK, P, og, T(1), wg, CKK, gyg, P, T(0), cols.get(), P);
+          col2im_add<T>(a, cols.get(), n0, nb, g * cg, cg, gx);
+        }
+      }
+    }
+  }
+}
+
+void conv2d_forward_cpu(const Conv2dArgs& a, ScalarType t, const void* x, const void* w, const void* b, void* y) {
+  dispatch_floating(t, "conv2d", [&]<class T>() {
+    forward_cpu<T>(a, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(b), static_cast<T*>(y));
+  });
+}
+
+void conv2d_backward_cpu(const Conv2dArgs& a, ScalarType t, const void* gy, const void* x, const void* w, void* gx,
+                         void* gw, void* gb) {
+  dispatch_floating(t, "conv2d_backward", [&]<class T>() {
+    backward_cpu<T>(a, static_cast<const T*>(gy), static_cast<const T*>(x), static_cast<const T*>(w),
+                    static_cast<T*>(gx), static_cast<T*>(gw), static_cast<T*>(gb));
+  });
+}
+
+}  // namespace
+
+GR_REGISTER_KERNEL(conv2d_forward_stub, kCPU, &conv2d_forward_cpu);
+GR_REGISTER_KERNEL(conv2d_backward_stub, kCPU, &conv2d_backward_cpu);
+
+void set_conv2d_cpu_workspace_limit(int64_t bytes) {
+  GR_CHECK(bytes >= 0, "set_conv2d_cpu_workspace_limit: expected a non-negative byte count, got ", bytes);
+  g_workspace_limit.store(bytes);
+}
+int64_t conv2d_cpu_workspace_limit() { return g_workspace_limit.load(); }
+
+Conv2dArgs conv2d_args(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                       IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  GR_CHECK(input.defined() && weight.defined(), "conv2d: input and weight must be defined tensors");
+  GR_CHECK(input.dim() == 4, "conv2d: expected a 4-D input [N, C_in, H, W], got ", input.sizes());
+  GR_CHECK(weight.dim() == 4, "conv2d: expected a 4-D weight [C_out, C_in / groups, kH, kW], got ", weight.sizes());
+  GR_CHECK(input.is_floating_point(), "conv2d: expected a float32 or float64 input, got ", input.scalar_type());
+  GR_CHECK(weight.scalar_type() == input.scalar_type(), "conv2d: input is ", input.scalar_type(), " but weight is ",
+           weight.scalar_type(), "; they must have the same dtype");
+  GR_CHECK(weight.device() == input.device(), "conv2d: input is on ", input.device(), " but weight is on ",
+           weight.device());
+  if (bias.defined()) {
+    GR_CHECK(bias.scalar_type() == input.scalar_type(), "conv2d: input is ", input.scalar_type(), " but bias is ",
+             bias.scalar_type());
+    GR_CHECK(bias.device() == input.device(), "conv2d: input is on ", input.device(), " but bias is on ",
+             bias.device());
+    GR_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0), "conv2d: bias must be 1-D with C_out = ",
+             weight.size(0), " elements (weight ", weight.sizes(), "), got ", bias.sizes());
+  }
+  const auto [sh, sw] = pair_arg(stride, "stride");
+  const auto [ph, pw] = pair_arg(padding, "padding");
+  const auto [dh, dw] = pair_arg(dilation, "dilation");
+  GR_CHECK(sh >= 1 && sw >= 1, "conv2d: stride must be positive, got ", stride);
+  GR_CHECK(ph >= 0 && pw >= 0, "conv2d: padding must be non-negative, got ", padding);
+  GR_CHECK(dh >= 1 && dw >= 1, "conv2d: dilation must be positive, got ", dilation);
+  GR_CHECK(groups >= 1, "conv2d: groups must be positive, got ", groups);
+  Conv2dArgs a;
+  a.N = input.size(0), a.C_in = input.size(1), a.H = input.size(2), a.W = input.size(3);
+  a.C_out = weight.size(0), a.kH = weight.size(2), a.kW = weight.size(3);
+  a.stride_h = sh, a.stride_w = sw, a.pad_h = ph, a.pad_w = pw, a.dil_h = dh, a.dil_w = dw, a.groups = groups;
+  GR_CHECK(a.C_in % groups == 0, "conv2d: groups=", groups, " must divide the input's ", a.C_in, " channels (input ",
+           input.sizes(), ")");
+  GR_CHECK(a.C_out % groups == 0, "conv2d: groups=", groups, " must divide the ", a.C_out,
+           " output channels (weight ", weight.sizes(), ")");
+  GR_CHECK(weight.size(1) * groups == a.C_in, "conv2d: input ", input.sizes(), " has ", a.C_in,
+           " channels, but weight ", weight.sizes(), " with groups=", groups, " expects ", weight.size(1) * groups);
+  GR_CHECK(a.kH >= 1 && a.kW >= 1, "conv2d: kernel size must be positive, got weight ", weight.sizes());
+  const int64_t ekh = dh * (a.kH - 1) + 1, ekw = dw * (a.kW - 1) + 1;
+  GR_CHECK(ekh <= a.H + 2 * ph && ekw <= a.W + 2 * pw, "conv2d: kernel size ", ekh, "x", ekw,
+           (dh > 1 || dw > 1) ? " (dilated)" : "", " is larger than the padded input ", a.H + 2 * ph, "x",
+           a.W + 2 * pw, " (input ", input.sizes(), ", weight ", weight.sizes(), ", padding ", padding, ")");
+  a.H_out = (a.H + 2 * ph - ekh) / sh + 1;
+  a.W_out = (a.W + 2 * pw - ekw) / sw + 1;
+  return a;
+}
+
+Tensor conv2d(const Conv2dArgs& a, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  Tensor out = empty({a.N, a.C_out, a.H_out, a.W_out}, input.options());
+  Tensor x = contiguous(input), w = contiguous(weight), b = bias.defined() ? contiguous(bias) : Tensor();
+  conv2d_forward_stub(input.device().type, a, input.scalar_type(), x.data_ptr(), w.data_ptr(),
+                      b.defined() ? b.data_ptr() : nullptr, out.data_ptr());
+  return out;
+}
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  return conv2d(conv2d_args(input, weight, bias, stride, padding, dilation, groups), input, weight, bias);
+}
+
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Conv2dArgs& a, const Tensor& grad_output,
+                                                   const Tensor& input, const Tensor& weight,
+                                                   std::array<bool, 3> need) {
+  GR_CHECK(grad_output.defined() && grad_output.dim() == 4 && grad_output.size(0) == a.N &&
+               grad_output.size(1) == a.C_out && grad_output.size(2) == a.H_out && grad_output.size(3) == a.W_out,
+           "conv2d_backward: grad_output must be [", a.N, ", ", a.C_out, ", ", a.H_out, ", ", a.W_out, "], got ",
+           grad_output.defined() ? grad_output.sizes() : IntArrayRef());
+  GR_CHECK(!need[0] || weight.defined(), "conv2d_backward: the input gradient needs the weight");
+  GR_CHECK(!need[1] || input.defined(), "conv2d_backward: the weight gradient needs the input");
+  const Tensor& like = need[1] ? input : need[0] ? weight : grad_output;
+  GR_CHECK(grad_output.scalar_type() == like.scalar_type() && grad_output.device() == like.device(),
+           "conv2d_backward: grad_output is ", grad_output.scalar_type(), " on ", grad_output.device(),
+           " but the convolution ran in ", like.scalar_type(), " on ", like.device());
+  const TensorOptions opts = grad_output.options();
+  Tensor gi = need[0] ? empty({a.N, a.C_in, a.H, a.W}, opts) : Tensor();
+  Tensor gw = need[1] ? empty({a.C_out, a.C_in / a.groups, a.kH, a.kW}, opts) : Tensor();
+  Tensor gb = need[2] ? empty({a.C_out}, opts) : Tensor();
+  if (!need[0] && !need[1] && !need[2]) return {gi, gw, gb};
+  Tensor gy = contiguous(grad_output);
+  Tensor x = need[1] ? contiguous(input) : Tensor(), w = need[0] ? contiguous(weight) : Tensor();
+  auto ptr = [](const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; };
+  conv2d_backward_stub(grad_output.device().type, a, grad_output.scalar_type(), gy.data_ptr(), ptr(x), ptr(w), ptr(gi),
+                       ptr(gw), ptr(gb));
+  return {gi, gw, gb};
+}
+
+}  // namespace gr::native

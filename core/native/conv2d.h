@@ -1,0 +1,55 @@
+// 2-D convolution without autograd, NCHW: forward, and the gradients for input, weight and
+// bias. Shapes: input [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out],
+// output [N, C_out, H_out, W_out]. The device kernels are dispatch stubs over contiguous
+// buffers; the CPU ones are im2col + GEMM (conv2d.cpp), a CUDA backend registers its own.
+#pragma once
+
+#include <array>
+#include <tuple>
+
+#include "core/dispatch.h"
+#include "core/tensor.h"
+
+namespace gr::native {
+
+// Everything a kernel needs to know about one convolution (validated by conv2d_args).
+struct Conv2dArgs {
+  int64_t N = 0, C_in = 0, H = 0, W = 0;
+  int64_t C_out = 0, kH = 0, kW = 0;
+  int64_t H_out = 0, W_out = 0;
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
+  int64_t groups = 1;
+};
+
+// Checks input/weight/bias (dims, channels vs groups, kernel vs padded input, dtypes,
+// devices) and the stride/padding/dilation lists (1 or 2 values each), throwing gr::Error
+// that names conv2d and the shapes. `bias` may be undefined.
+Conv2dArgs conv2d_args(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                       IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+
+// Kernels over contiguous buffers of dtype t. bias / grad_* may be null (= not wanted).
+using Conv2dForwardFn = void (*)(const Conv2dArgs& a, ScalarType t, const void* input, const void* weight,
+                                 const void* bias, void* output);
+using Conv2dBackwardFn = void (*)(const Conv2dArgs& a, ScalarType t, const void* grad_output, const void* input,
+                                  const void* weight, void* grad_input, void* grad_weight, void* grad_bias);
+GR_DECLARE_DISPATCH(Conv2dForwardFn, conv2d_forward_stub);
+GR_DECLARE_DISPATCH(Conv2dBackwardFn, conv2d_backward_stub);
+
+// out = conv2d(input, weight, bias); `a` from conv2d_args on the same tensors.
+Tensor conv2d(const Conv2dArgs& a, const Tensor& input, const Tensor& weight, const Tensor& bias);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups);
+
+// (grad_input, grad_weight, grad_bias) for the outputs selected by `need`; the others are
+// undefined. `input` is only read for grad_weight and `weight` only for grad_input, so
+// either may be undefined when its partner gradient is not wanted.
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Conv2dArgs& a, const Tensor& grad_output,
+                                                   const Tensor& input, const Tensor& weight,
+                                                   std::array<bool, 3> need);
+
+// Upper bound on the CPU kernels' im2col buffer (default 64 MiB): the minibatch is cut
+// into chunks of images whose columns fit (at least one image per chunk).
+void set_conv2d_cpu_workspace_limit(int64_t bytes);
+int64_t conv2d_cpu_workspace_limit();
+
+}  // namespace gr::native

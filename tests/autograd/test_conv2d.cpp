@@ -1,0 +1,174 @@
+// conv2d: outputs and gradients against PyTorch (tests/data/conv_reference.json, which also
+// holds matmul references), float64 gradcheck over stride/padding/dilation/groups and
+// non-contiguous inputs, minibatch chunking, and the argument errors.
+#include <nlohmann/json.hpp>
+
+#include "core/native/conv2d.h"
+#include "reference_util.h"
+
+using namespace gr;
+using autograd::gradcheck;
+
+namespace {
+
+Tensor r(std::vector<int64_t> shape, uint64_t seed) {
+  Generator g(seed);
+  return randn(shape, TensorOptions(kFloat64), &g).requires_grad_(true);
+}
+
+std::vector<int64_t> ints(const nlohmann::json& j) { return j.get<std::vector<int64_t>>(); }
+
+const nlohmann::json& reference() {
+  static const nlohmann::json ref = test::load_reference("conv_reference.json");
+  return ref;
+}
+
+}  // namespace
+
+TEST_CASE("conv2d matches PyTorch: output and input, weight, bias gradients (float64)") {
+  for (const auto& c : reference().at("conv2d")) {
+    CAPTURE(c.at("name").get<std::string>());
+    Tensor x = test::tensor_from_json(c.at("input")).detach().requires_grad_(true);
+    Tensor w = test::tensor_from_json(c.at("weight")).detach().requires_grad_(true);
+    Tensor b = c.contains("bias") ? test::tensor_from_json(c.at("bias")).detach().requires_grad_(true) : Tensor();
+    std::vector<int64_t> stride = ints(c.at("stride")), padding = ints(c.at("padding")),
+                         dilation = ints(c.at("dilation"));
+    Tensor y = conv2d(x, w, b, stride, padding, dilation, c.at("groups").get<int64_t>());
+    test::check_close(y, test::tensor_from_json(c.at("output")), 1e-10);
+    y.backward(test::tensor_from_json(c.at("grad_output")));
+    test::check_close(x.grad(), test::tensor_from_json(c.at("grad_input")), 1e-10);
+    test::check_close(w.grad(), test::tensor_from_json(c.at("grad_weight")), 1e-10);
+    if (b.defined()) test::check_close(b.grad(), test::tensor_from_json(c.at("grad_bias")), 1e-10);
+  }
+}
+
+TEST_CASE("conv2d float32 matches the PyTorch float64 reference to float precision") {
+  for (const auto& c : reference().at("conv2d")) {
+    CAPTURE(c.at("name").get<std::string>());
+    Tensor x = test::tensor_from_json(c.at("input"), kFloat32).detach().requires_grad_(true);
+    Tensor w = test::tensor_from_json(c.at("weight"), kFloat32).detach().requires_grad_(true);
+    Tensor b = c.contains("bias") ? test::tensor_from_json(c.at("bias"), kFloat32) : Tensor();
+    Tensor y = conv2d(x, w, b, ints(c.at("stride")), ints(c.at("padding")), ints(c.at("dilation")),
+                      c.at("groups").get<int64_t>());
+    test::check_close(y, test::tensor_from_json(c.at("output")), 1e-4);
+    y.backward(test::tensor_from_json(c.at("grad_output"), kFloat32));
+    test::check_close(x.grad(), test::tensor_from_json(c.at("grad_input")), 1e-4);
+    test::check_close(w.grad(), test::tensor_from_json(c.at("grad_weight")), 1e-4);
+  }
+}
+
+TEST_CASE("matmul matches PyTorch: 2-D, vectors and batched broadcasting, with gradients") {
+  for (const auto& c : reference().at("matmul")) {
+    CAPTURE(c.at("name").get<std::string>());
+    Tensor a = test::tensor_from_json(c.at("a")).detach().requires_grad_(true);
+    Tensor b = test::tensor_from_json(c.at("b")).detach().requires_grad_(true);
+    Tensor out = matmul(a, b);
+    test::check_close(out, test::tensor_from_json(c.at("output")), 1e-10);
+    out.backward(test::tensor_from_json(c.at("grad_output")));
+    test::check_close(a.grad(), test::tensor_from_json(c.at("grad_a")), 1e-10);
+    test::check_close(b.grad(), test::tensor_from_json(c.at("grad_b")), 1e-10);
+  }
+}
+
+TEST_CASE("gradcheck: conv2d input, weight and bias") {
+  auto conv = [](IntArrayRef s, IntArrayRef p, IntArrayRef d, int64_t g) {
+    std::vector<int64_t> sv = s.vec(), pv = p.vec(), dv = d.vec();
+    return [=](const TensorList& t) { return conv2d(t[0], t[1], t[2], sv, pv, dv, g); };
+  };
+  SUBCASE("plain") { CHECK(gradcheck(conv({1}, {0}, {1}, 1), {r({2, 2, 5, 4}, 1), r({3, 2, 3, 2}, 2), r({3}, 3)})); }
+  SUBCASE("stride and padding") {
+    CHECK(gradcheck(conv({2, 1}, {1, 2}, {1}, 1), {r({2, 2, 5, 5}, 4), r({2, 2, 3, 3}, 5), r({2}, 6)}));
+  }
+  SUBCASE("dilation") {
+    CHECK(gradcheck(conv({1}, {1}, {2, 1}, 1), {r({1, 2, 6, 5}, 7), r({2, 2, 2, 3}, 8), r({2}, 9)}));
+  }
+  SUBCASE("groups") {
+    CHECK(gradcheck(conv({1}, {1}, {1}, 2), {r({2, 4, 4, 4}, 10), r({4, 2, 3, 3}, 11), r({4}, 12)}));
+  }
+  SUBCASE("depthwise, stride 2") {
+    CHECK(gradcheck(conv({2}, {1}, {1}, 3), {r({1, 3, 5, 5}, 13), r({3, 1, 3, 3}, 14), r({3}, 15)}));
+  }
+  SUBCASE("pointwise 1x1") {
+    CHECK(gradcheck(conv({1}, {0}, {1}, 1), {r({2, 3, 3, 4}, 16), r({2, 3, 1, 1}, 17), r({2}, 18)}));
+  }
+  SUBCASE("no bias") {
+    CHECK(gradcheck([](const TensorList& t) { return conv2d(t[0], t[1], {}, 2, 1); },
+                    {r({2, 2, 4, 5}, 19), r({3, 2, 2, 2}, 20)}));
+  }
+  SUBCASE("non-contiguous input and weight") {
+    // x is an NHWC buffer viewed as NCHW; w a transposed buffer.
+    Generator g(21);
+    Tensor x = randn({2, 5, 4, 3}, TensorOptions(kFloat64), &g).permute({0, 3, 1, 2}).detach().requires_grad_(true);
+    Tensor w = randn({3, 2, 3, 2}, TensorOptions(kFloat64), &g).transpose(0, 1).detach().requires_grad_(true);
+    REQUIRE_FALSE(x.is_contiguous());
+    REQUIRE_FALSE(w.is_contiguous());
+    CHECK(gradcheck(conv({1}, {1}, {1}, 1), {x, w, r({2}, 22)}));
+  }
+  SUBCASE("only some inputs require grad") {
+    Tensor x = r({1, 2, 4, 4}, 23), w = r({2, 2, 3, 3}, 24).detach();
+    CHECK(gradcheck(conv({1}, {0}, {1}, 1), {x, w, r({2}, 25)}));
+    CHECK(gradcheck(conv({1}, {0}, {1}, 1), {x.detach(), r({2, 2, 3, 3}, 26), Tensor()}));
+  }
+}
+
+TEST_CASE("conv2d gives the same results when the minibatch is cut into im2col chunks") {
+  Tensor x = r({5, 3, 7, 6}, 30), w = r({4, 3, 3, 3}, 31), b = r({4}, 32);
+  auto run = [&] {
+    Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true),
+           bi = b.detach().requires_grad_(true);
+    Tensor y = conv2d(xi, wi, bi, 1, 1);
+    (y * y).sum().backward();
+    return TensorList{y.detach(), xi.grad(), wi.grad(), bi.grad()};
+  };
+  TensorList whole = run();
+  const int64_t saved = native::conv2d_cpu_workspace_limit();
+  native::set_conv2d_cpu_workspace_limit(2 * 27 * 42 * 8);  // two images' columns per chunk
+  TensorList chunked = run();
+  native::set_conv2d_cpu_workspace_limit(0);  // one image per chunk
+  TensorList single = run();
+  native::set_conv2d_cpu_workspace_limit(saved);
+  for (size_t i = 0; i < whole.size(); ++i) {
+    test::check_close(chunked[i], whole[i], 1e-12);
+    test::check_close(single[i], whole[i], 1e-12);
+  }
+}
+
+TEST_CASE("conv2d rejects bad arguments with messages naming conv2d and the shapes") {
+  Tensor x = randn({2, 4, 5, 5}), w = randn({6, 4, 3, 3});
+  auto throws = [](auto f, const char* text) {
+    CHECK_THROWS_WITH_AS(f(), doctest::Contains(text), gr::Error);
+    CHECK_THROWS_WITH_AS(f(), doctest::Contains("conv2d"), gr::Error);
+  };
+  // wrong dims
+  throws([&] { return conv2d(randn({4, 5, 5}), w); }, "4-D input");
+  throws([&] { return conv2d(x, randn({6, 4, 3})); }, "4-D weight");
+  // channel mismatch: C_in vs weight C_in * groups
+  throws([&] { return conv2d(x, randn({6, 3, 3, 3})); }, "[2, 4, 5, 5] has 4 channels");
+  throws([&] { return conv2d(x, randn({6, 4, 3, 3}), {}, 1, 0, 1, 2); }, "expects 8");
+  // groups not dividing the channels
+  throws([&] { return conv2d(randn({1, 5, 4, 4}), randn({4, 2, 3, 3}), {}, 1, 0, 1, 2); }, "groups=2 must divide");
+  throws([&] { return conv2d(x, randn({5, 2, 3, 3}), {}, 1, 0, 1, 2); }, "output channels");
+  throws([&] { return conv2d(x, w, {}, 1, 0, 1, 0); }, "groups must be positive");
+  // kernel larger than the padded input
+  throws([&] { return conv2d(x, randn({6, 4, 7, 3})); }, "larger than the padded input 5x5");
+  throws([&] { return conv2d(x, w, {}, 1, 0, 3); }, "(dilated)");
+  CHECK_NOTHROW(conv2d(x, randn({6, 4, 7, 3}), {}, 1, 1));
+  // dtype and device mismatches
+  throws([&] { return conv2d(x, randn({6, 4, 3, 3}, kFloat64)); }, "same dtype");
+  throws([&] { return conv2d(x.to(kInt64), w.to(kInt64)); }, "float32 or float64");
+  throws([&] { return conv2d(x, w, randn({6}, kFloat64)); }, "bias is float64");
+  // bias shape
+  throws([&] { return conv2d(x, w, randn({5})); }, "bias must be 1-D with C_out = 6");
+  throws([&] { return conv2d(x, w, randn({6, 1})); }, "[6, 1]");
+  // stride / padding / dilation lists
+  throws([&] { return conv2d(x, w, {}, {1, 1, 1}); }, "stride must have 1 or 2 values");
+  throws([&] { return conv2d(x, w, {}, 0); }, "stride must be positive");
+  throws([&] { return conv2d(x, w, {}, 1, -1); }, "padding must be non-negative");
+  throws([&] { return conv2d(x, w, {}, 1, 0, {1, 0}); }, "dilation must be positive");
+}
+
+TEST_CASE("conv2d registers its CPU kernels in the dispatch stubs") {
+  // (The CUDA slots are filled by a CUDA build; device mismatches need a device to test.)
+  CHECK(native::conv2d_forward_stub.has(kCPU));
+  CHECK(native::conv2d_backward_stub.has(kCPU));
+}

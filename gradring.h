@@ -18,5 +18,6 @@
 #include "data/dataset.h"
 #include "data/idx.h"
 #include "data/tensor_dataset.h"
+#include "data/transforms.h"
 #include "nn/nn.h"
 #include "nn/optim/optim.h"

@@ -11,6 +11,7 @@ class TensorDataset : public Dataset {
   TensorDataset(Tensor data, Tensor targets);
   int64_t size() const override { return data_.size(0); }
   Example get(int64_t index) const override;
+  std::optional<Example> as_tensors() const override { return Example{data_, targets_}; }
   const Tensor& data() const { return data_; }
   const Tensor& targets() const { return targets_; }
 

@@ -17,6 +17,7 @@
 #include "core/version.h"
 #include "data/dataset.h"
 #include "data/idx.h"
+#include "data/mnist.h"
 #include "data/tensor_dataset.h"
 #include "data/transforms.h"
 #include "nn/nn.h"

@@ -15,6 +15,7 @@
 #include "core/profiler.h"
 #include "core/tensor.h"
 #include "core/version.h"
+#include "data/cifar10.h"
 #include "data/dataset.h"
 #include "data/idx.h"
 #include "data/mnist.h"

@@ -19,6 +19,7 @@
 #include "data/dataset.h"
 #include "data/idx.h"
 #include "data/mnist.h"
+#include "data/sampler.h"
 #include "data/tensor_dataset.h"
 #include "data/transforms.h"
 #include "nn/nn.h"

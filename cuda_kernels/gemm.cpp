@@ -3,6 +3,7 @@
 // column-major is its transpose, so C^T = op(B)^T op(A)^T is computed: operands swapped,
 // M and N swapped, the transpose flags kept. Full FP32 math (no TF32), as on the CPU.
 #include <climits>
+#include <type_traits>
 #include <unordered_map>
 
 #include "core/native/gemm.h"
@@ -21,6 +22,7 @@ cublasHandle_t cublas_handle() {
   if (it == handles.end()) {
     cublasHandle_t h = nullptr;
     GR_CUBLAS_CHECK(cublasCreate(&h));
+    GR_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // no TF32: float32 GEMMs stay FP32
     it = handles.emplace(device, h).first;
   }
   GR_CUBLAS_CHECK(cublasSetStream(it->second, current_stream()));
@@ -32,28 +34,44 @@ int checked_int(int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
-void gemm_cuda(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
-               int64_t lda, const void* B, int64_t ldb, double beta, void* C, int64_t ldc) {
+// C = beta * C when K == 0 (A and B may then be null): cuBLAS geam, in place, or a memset
+// for beta == 0 so that NaN in the old C is ignored as the contract says.
+template <class T>
+void scale_c(cublasHandle_t h, int m, int n, T beta, T* C, int ldc) {
+  if (beta == T(0)) {
+    GR_CUDA_CHECK(cudaMemset2DAsync(C, static_cast<size_t>(ldc) * sizeof(T), 0, static_cast<size_t>(m) * sizeof(T),
+                                    static_cast<size_t>(n), current_stream()));
+    return;
+  }
+  const T zero = 0;
+  if constexpr (std::is_same_v<T, float>)
+    GR_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, &beta, C, ldc, &zero, C, ldc, C, ldc));
+  else
+    GR_CUBLAS_CHECK(cublasDgeam(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, &beta, C, ldc, &zero, C, ldc, C, ldc));
+}
+
+template <class T>
+void gemm_typed(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+                int64_t ldb, T beta, T* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
+  // Column-major view: C^T [N x M] = op(B)^T [N x K] * op(A)^T [K x M].
   const int m = checked_int(N, "N"), n = checked_int(M, "M"), k = checked_int(K, "K");
   const int la = checked_int(lda, "lda"), lb = checked_int(ldb, "ldb"), lc = checked_int(ldc, "ldc");
-  const cublasOperation_t op_b = tb ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasHandle_t h = cublas_handle();
-  switch (t) {
-    case kFloat32: {
-      const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-      GR_CUBLAS_CHECK(cublasSgemm(h, op_b, op_a, m, n, k, &al, static_cast<const float*>(B), lb,
-                                  static_cast<const float*>(A), la, &be, static_cast<float*>(C), lc));
-      return;
-    }
-    case kFloat64: {
-      GR_CUBLAS_CHECK(cublasDgemm(h, op_b, op_a, m, n, k, &alpha, static_cast<const double*>(B), lb,
-                                  static_cast<const double*>(A), la, &beta, static_cast<double*>(C), lc));
-      return;
-    }
-    default:
-      GR_ERROR("gemm: expected a float32 or float64 tensor on CUDA, got ", dtype_name(t));
-  }
+  if (k == 0) return scale_c(h, m, n, beta, C, lc);
+  const cublasOperation_t op_b = tb ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if constexpr (std::is_same_v<T, float>)
+    GR_CUBLAS_CHECK(cublasSgemm(h, op_b, op_a, m, n, k, &alpha, B, lb, A, la, &beta, C, lc));
+  else
+    GR_CUBLAS_CHECK(cublasDgemm(h, op_b, op_a, m, n, k, &alpha, B, lb, A, la, &beta, C, lc));
+}
+
+void gemm_cuda(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+               int64_t lda, const void* B, int64_t ldb, double beta, void* C, int64_t ldc) {
+  dispatch_floating(t, "gemm", [&]<class T>() {
+    gemm_typed<T>(ta, tb, M, N, K, static_cast<T>(alpha), static_cast<const T*>(A), lda, static_cast<const T*>(B),
+                  ldb, static_cast<T>(beta), static_cast<T*>(C), ldc);
+  });
 }
 
 }  // namespace

@@ -5,14 +5,11 @@
 #include <tuple>
 
 #include "core/generator.h"
+#include "core/reduction.h"
 #include "core/tensor.h"
 
 namespace gr {
 
-enum class Reduction { None, Mean, Sum };
-constexpr Reduction kNone = Reduction::None;
-constexpr Reduction kMean = Reduction::Mean;
-constexpr Reduction kSum = Reduction::Sum;
 
 // ---- element-wise (NumPy broadcasting, dtype promotion) ----
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);

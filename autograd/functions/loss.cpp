@@ -11,29 +11,15 @@ namespace gr {
 using autograd::record;
 using autograd::SavedTensor;
 
-namespace {
-
-native::LossReduction native_reduction(Reduction r) {
-  switch (r) {
-    case Reduction::None: return native::LossReduction::None;
-    case Reduction::Mean: return native::LossReduction::Mean;
-    case Reduction::Sum: return native::LossReduction::Sum;
-  }
-  GR_ERROR("loss: unknown reduction");
-}
-
-}  // namespace
-
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                 int64_t ignore_index) {
-  const native::LossReduction r = native_reduction(reduction);
-  auto [out, total_weight] = native::nll_loss(input, target, weight, r, ignore_index);
+  auto [out, total_weight] = native::nll_loss(input, target, weight, reduction, ignore_index);
   if (autograd::needs_grad(input)) {
     record("NllLossBackward", {input}, {out},
-           [sizes = input.sizes().vec(), st = SavedTensor(target), sw = SavedTensor(weight), total_weight, r,
+           [sizes = input.sizes().vec(), st = SavedTensor(target), sw = SavedTensor(weight), total_weight, reduction,
             ignore_index](const TensorList& g, const std::vector<bool>&) {
              return TensorList{
-                 native::nll_loss_backward(g[0], sizes, st.unpack(), sw.unpack(), r, ignore_index, total_weight)};
+                 native::nll_loss_backward(g[0], sizes, st.unpack(), sw.unpack(), reduction, ignore_index, total_weight)};
            });
   }
   return out;

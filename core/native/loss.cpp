@@ -18,43 +18,43 @@ inline void check_target(int64_t t, int64_t i, int64_t C) {
 
 template <class T>
 void nll_loss_kernel(const T* x, const int64_t* target, const T* weight, T* out, T* total_weight, int64_t N, int64_t C,
-                     LossReduction reduction, int64_t ignore_index) {
+                     Reduction reduction, int64_t ignore_index) {
   acc_t<T> total = 0, total_w = 0;
   for (int64_t i = 0; i < N; ++i) {
     const int64_t t = target[i];
     if (t == ignore_index) {
-      if (reduction == LossReduction::None) out[i] = T(0);
+      if (reduction == Reduction::None) out[i] = T(0);
       continue;
     }
     check_target(t, i, C);
     const T w = weight ? weight[t] : T(1);
     const T loss = -w * x[i * C + t];
-    if (reduction == LossReduction::None) out[i] = loss;
+    if (reduction == Reduction::None) out[i] = loss;
     total += loss;
     total_w += w;
   }
   *total_weight = static_cast<T>(total_w);
-  if (reduction == LossReduction::Sum) *out = static_cast<T>(total);
-  if (reduction == LossReduction::Mean) *out = static_cast<T>(total / total_w);  // all ignored: 0/0 = NaN, as torch
+  if (reduction == Reduction::Sum) *out = static_cast<T>(total);
+  if (reduction == Reduction::Mean) *out = static_cast<T>(total / total_w);  // all ignored: 0/0 = NaN, as torch
 }
 
 template <class T>
 void nll_loss_backward_kernel(const T* grad_out, const int64_t* target, const T* weight, const T* total_weight,
-                              T* grad_in, int64_t N, int64_t C, LossReduction reduction, int64_t ignore_index) {
+                              T* grad_in, int64_t N, int64_t C, Reduction reduction, int64_t ignore_index) {
   std::fill(grad_in, grad_in + N * C, T(0));
   for (int64_t i = 0; i < N; ++i) {
     const int64_t t = target[i];
     if (t == ignore_index) continue;
     check_target(t, i, C);
     const T w = weight ? weight[t] : T(1);
-    T g = reduction == LossReduction::None ? grad_out[i] : grad_out[0];
-    if (reduction == LossReduction::Mean) g /= *total_weight;
+    T g = reduction == Reduction::None ? grad_out[i] : grad_out[0];
+    if (reduction == Reduction::Mean) g /= *total_weight;
     grad_in[i * C + t] = -w * g;
   }
 }
 
 void nll_loss_cpu(const void* input, const int64_t* target, const void* weight, void* out, void* total_weight, int64_t N,
-                  int64_t C, LossReduction reduction, int64_t ignore_index, ScalarType t) {
+                  int64_t C, Reduction reduction, int64_t ignore_index, ScalarType t) {
   dispatch_floating(t, "nll_loss", [&]<class T>() {
     nll_loss_kernel(static_cast<const T*>(input), target, static_cast<const T*>(weight), static_cast<T*>(out),
                     static_cast<T*>(total_weight), N, C, reduction, ignore_index);
@@ -62,7 +62,7 @@ void nll_loss_cpu(const void* input, const int64_t* target, const void* weight, 
 }
 
 void nll_loss_backward_cpu(const void* grad_out, const int64_t* target, const void* weight, const void* total_weight,
-                           void* grad_in, int64_t N, int64_t C, LossReduction reduction, int64_t ignore_index,
+                           void* grad_in, int64_t N, int64_t C, Reduction reduction, int64_t ignore_index,
                            ScalarType t) {
   dispatch_floating(t, "nll_loss_backward", [&]<class T>() {
     nll_loss_backward_kernel(static_cast<const T*>(grad_out), target, static_cast<const T*>(weight),
@@ -105,11 +105,11 @@ GR_REGISTER_KERNEL(nll_loss_stub, kCPU, &nll_loss_cpu);
 GR_REGISTER_KERNEL(nll_loss_backward_stub, kCPU, &nll_loss_backward_cpu);
 
 std::pair<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                   LossReduction reduction, int64_t ignore_index) {
+                                   Reduction reduction, int64_t ignore_index) {
   GR_CHECK(input.defined(), "nll_loss: input must be defined");
   auto [N, C] = check_nll_args(input.sizes(), input.scalar_type(), input.device(), target, weight);
   Tensor x = contiguous(input), t = contiguous(target), w = weight.defined() ? contiguous(weight) : Tensor();
-  const bool per_sample = reduction == LossReduction::None && input.dim() == 2;
+  const bool per_sample = reduction == Reduction::None && input.dim() == 2;
   Tensor out = empty(per_sample ? std::vector<int64_t>{N} : std::vector<int64_t>{}, input.options());
   Tensor total_weight = empty({}, input.options());
   nll_loss_stub(input.device().type, x.data_ptr(), t.data_ptr<int64_t>(), w.defined() ? w.data_ptr() : nullptr,
@@ -118,7 +118,7 @@ std::pair<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target, co
 }
 
 Tensor nll_loss_backward(const Tensor& grad_out, IntArrayRef input_sizes, const Tensor& target, const Tensor& weight,
-                         LossReduction reduction, int64_t ignore_index, const Tensor& total_weight) {
+                         Reduction reduction, int64_t ignore_index, const Tensor& total_weight) {
   auto [N, C] = check_nll_args(input_sizes, grad_out.scalar_type(), grad_out.device(), target, weight);
   Tensor g = contiguous(grad_out), t = contiguous(target), w = weight.defined() ? contiguous(weight) : Tensor();
   Tensor tw = contiguous(total_weight);

@@ -5,31 +5,29 @@
 #include <utility>
 
 #include "core/dispatch.h"
+#include "core/reduction.h"
 #include "core/tensor.h"
 
 namespace gr::native {
-
-// Mirrors gr::Reduction (autograd/ops.h), which core/ cannot include.
-enum class LossReduction { None, Mean, Sum };
 
 // input [N, C] contiguous (N = 1 for a [C] input), target [N] int64, weight [C] or null.
 // out holds N values for None, else one; total_weight (one value) = sum of the weights of
 // the targets that are not ignore_index. A target outside [0, C) is an error.
 using NllLossFn = void (*)(const void* input, const int64_t* target, const void* weight, void* out,
-                           void* total_weight, int64_t N, int64_t C, LossReduction reduction, int64_t ignore_index,
+                           void* total_weight, int64_t N, int64_t C, Reduction reduction, int64_t ignore_index,
                            ScalarType t);
 GR_DECLARE_DISPATCH(NllLossFn, nll_loss_stub);
 // grad_in [N, C] (overwritten): -weight[t_i] * grad, divided by total_weight for Mean;
 // grad_out holds N values for None, else one.
 using NllLossBackwardFn = void (*)(const void* grad_out, const int64_t* target, const void* weight,
                                    const void* total_weight, void* grad_in, int64_t N, int64_t C,
-                                   LossReduction reduction, int64_t ignore_index, ScalarType t);
+                                   Reduction reduction, int64_t ignore_index, ScalarType t);
 GR_DECLARE_DISPATCH(NllLossBackwardFn, nll_loss_backward_stub);
 
 // Returns (loss, total_weight); loss is [N] for None with a 2-D input, else 0-d.
 std::pair<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                   LossReduction reduction, int64_t ignore_index);
+                                   Reduction reduction, int64_t ignore_index);
 Tensor nll_loss_backward(const Tensor& grad_out, IntArrayRef input_sizes, const Tensor& target, const Tensor& weight,
-                         LossReduction reduction, int64_t ignore_index, const Tensor& total_weight);
+                         Reduction reduction, int64_t ignore_index, const Tensor& total_weight);
 
 }  // namespace gr::native

@@ -16,6 +16,7 @@
 #include "core/tensor.h"
 #include "core/version.h"
 #include "data/cifar10.h"
+#include "data/dataloader.h"
 #include "data/dataset.h"
 #include "data/idx.h"
 #include "data/mnist.h"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "data/dataloader.h"
 #include "data/mnist.h"
 #include "data_files.h"
 #include "test_util.h"
@@ -105,7 +106,9 @@ TEST_CASE("the real Fashion-MNIST (Debian package dataset-fashion-mnist)") {
     return;
   }
   auto start = std::chrono::steady_clock::now();
-  data::FashionMNIST train, test_set(data::FashionMNIST::kDefaultRoot, data::Mode::kTest);
+  auto train_ptr = std::make_shared<data::FashionMNIST>();
+  const data::FashionMNIST& train = *train_ptr;
+  data::FashionMNIST test_set(data::FashionMNIST::kDefaultRoot, data::Mode::kTest);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MESSAGE("loaded Fashion-MNIST train + test in ", seconds, " s");
   CHECK(test::shape(train.images()) == std::vector<int64_t>{60000, 1, 28, 28});
@@ -113,7 +116,8 @@ TEST_CASE("the real Fashion-MNIST (Debian package dataset-fashion-mnist)") {
   CHECK(test::shape(train.targets()) == std::vector<int64_t>{60000});
   CHECK(test::shape(test_set.targets()) == std::vector<int64_t>{10000});
   // Balanced classes: 6000 per class in train, 1000 in test.
-  for (auto [set, per_class] : {std::pair{&train, 6000}, std::pair{&test_set, 1000}}) {
+  using Split = std::pair<const data::FashionMNIST*, int64_t>;
+  for (auto [set, per_class] : {Split{&train, 6000}, Split{&test_set, 1000}}) {
     std::vector<int64_t> counts(11);  // counts[10]: labels outside 0..9
     const int64_t* y = set->targets().data_ptr<int64_t>();
     for (int64_t i = 0; i < set->size(); ++i) ++counts[y[i] >= 0 && y[i] <= 9 ? y[i] : 10];
@@ -133,4 +137,28 @@ TEST_CASE("the real Fashion-MNIST (Debian package dataset-fashion-mnist)") {
   CHECK(stddev == doctest::Approx(0.3530).epsilon(0.0005));
   CHECK(*std::max_element(x, x + n) == 1.0f);
   CHECK(*std::min_element(x, x + n) == 0.0f);
+
+  // One training epoch as train_mnist runs it: batch 64, shuffled, normalized.
+  auto normalize = std::make_shared<data::Normalize>(std::vector<double>{0.2860}, std::vector<double>{0.3530});
+  std::vector<double> checksums;
+  for (int64_t workers : {0, 1}) {
+    data::DataLoader loader(train_ptr, {.batch_size = 64, .shuffle = true, .seed = 3, .num_workers = workers,
+                                        .transform = normalize});
+    CHECK(loader.size() == 938);
+    auto epoch_start = std::chrono::steady_clock::now();
+    int64_t examples = 0, last = 0;
+    double checksum = 0;
+    for (data::Example& batch : loader.epoch(0)) {
+      examples += batch.data.size(0);
+      last = batch.data.size(0);
+      checksum += batch.data.data_ptr<float>()[batch.data.numel() / 2] * double(examples);
+    }
+    double epoch_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start).count();
+    MESSAGE("one Fashion-MNIST epoch (batch 64, shuffle, normalize), num_workers ", workers, ": ", epoch_seconds,
+            " s");
+    CHECK(examples == 60000);
+    CHECK(last == 32);
+    checksums.push_back(checksum);
+  }
+  CHECK(checksums[0] == checksums[1]);
 }

@@ -110,7 +110,7 @@ class Reader {
   uint64_t file_size_ = 0;
 };
 
-// Converts `count` big-endian values of `bytes` each (in place or into `out`) to the host order.
+// Converts `count` big-endian values of `bytes` each to the host order, in place.
 void from_big_endian(void* data, uint64_t count, int bytes) {
   if (bytes == 4) {
     auto* p = static_cast<uint32_t*>(data);
@@ -125,7 +125,9 @@ void widen_signed(const uint8_t* in, int64_t* out, uint64_t count, int bytes) {
   for (uint64_t i = 0; i < count; ++i, in += bytes) {
     if (bytes == 1) out[i] = static_cast<int8_t>(in[0]);
     if (bytes == 2) out[i] = static_cast<int16_t>((in[0] << 8) | in[1]);
-    if (bytes == 4) out[i] = static_cast<int32_t>((uint32_t{in[0]} << 24) | (uint32_t{in[1]} << 16) | (uint32_t{in[2]} << 8) | in[3]);
+    if (bytes == 4) {
+      out[i] = static_cast<int32_t>((uint32_t{in[0]} << 24) | (uint32_t{in[1]} << 16) | (uint32_t{in[2]} << 8) | in[3]);
+    }
   }
 }
 
@@ -170,7 +172,7 @@ Tensor read_idx(const std::string& path) {
   if (!in.gzip()) {
     const uint64_t have = in.file_size() - header;
     GR_CHECK(have >= bytes, "read_idx: '", path, "': truncated data: dims ", IntArrayRef(dims), " need ", bytes,
-             " bytes of ", dtype_name(type.dtype), " data but the file has only ", have);
+             " bytes of data but the file has only ", have);
     GR_CHECK(have == bytes, "read_idx: '", path, "': trailing garbage: ", have - bytes, " bytes after the ", bytes,
              " bytes of data that dims ", IntArrayRef(dims), " describe");
   } else {

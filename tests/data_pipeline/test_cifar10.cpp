@@ -60,8 +60,8 @@ TEST_CASE("CIFAR10 errors name the file and the problem") {
   test::TempDir dir;
   write_cifar(dir.str());
   test::write_file(dir / "data_batch_2.bin", test::concat(cifar_file(2, 2), {1}));
-  CHECK_THROWS_WITH_AS(data::CIFAR10(dir.str()),
-                       doctest::Contains((dir / "data_batch_2.bin" + "': size 6147 bytes is not a multiple of").c_str()), gr::Error);
+  const std::string size_error = dir / "data_batch_2.bin" + "': size 6147 bytes is not a multiple of";
+  CHECK_THROWS_WITH_AS(data::CIFAR10(dir.str()), doctest::Contains(size_error.c_str()), gr::Error);
   test::Bytes bad_label = cifar_file(0, 3);
   bad_label[2 * 3073] = 10;
   test::write_file(dir / "test_batch.bin", bad_label);

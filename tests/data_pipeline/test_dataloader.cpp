@@ -156,7 +156,8 @@ TEST_CASE("DataLoader takes a custom sampler and checks its indices") {
   CHECK(loader.size() == 2);
   CHECK(as_vector(loader.batch(0, 1).target) == std::vector<int64_t>{6, 8});
   data::DataLoader beyond(ds, {.batch_size = 3, .sampler = std::make_shared<Evens>(6)});
-  CHECK(error_of([&] { collect(beyond, 0); }) == "DataLoader: sampler index 10 out of range for a dataset of 10 examples");
+  CHECK(error_of([&] { collect(beyond, 0); }) ==
+        "DataLoader: sampler index 10 out of range for a dataset of 10 examples");
 }
 
 TEST_CASE("DataLoader rethrows a worker's exception at the failing batch, with its message") {

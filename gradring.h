@@ -8,6 +8,7 @@
 #include "autograd/ops.h"
 #include "core/device.h"
 #include "core/dtype.h"
+#include "core/allocator.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/generator.h"

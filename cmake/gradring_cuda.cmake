@@ -10,6 +10,8 @@ if(NOT GRADRING_CUDA STREQUAL "OFF")
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(CMAKE_CUDA_ARCHITECTURES 80;90 CACHE STRING "CUDA architectures to build for")
     endif()
+    # One shared CUDA runtime for every target: a static and a shared copy would not share state.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(GRADRING_WITH_CUDA ON)

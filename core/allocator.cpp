@@ -1,37 +1,121 @@
-// CPU allocator (aligned) and the per-device-type allocator table.
+// CPU allocator (aligned, with a cache of large blocks) and the per-device-type allocator table.
 #include "core/allocator.h"
 
 #include <cstdlib>
+#include <mutex>
 #include <new>
+#include <unordered_map>
+#include <vector>
 
 #include "core/error.h"
+#include "core/version.h"
 
 namespace gr {
 
 namespace {
+
+constexpr size_t kCacheMinBytes = 64 << 10;  // smaller blocks: malloc is fast enough
+constexpr size_t kPage = 4096;
+
+size_t cache_limit_from_env() {
+  const char* env = std::getenv("GRADRING_CPU_CACHE_MB");
+  if (!env || !*env) return size_t{2048} << 20;
+  char* end = nullptr;
+  unsigned long long mb = std::strtoull(env, &end, 10);
+  GR_CHECK(end && *end == '\0', "GRADRING_CPU_CACHE_MB must be a whole number of MiB, got '", env, "'");
+  return static_cast<size_t>(mb) << 20;
+}
+
 class CpuAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes, Device) override {
     if (nbytes == 0) return {nullptr, [](void*) {}};
-    size_t rounded = (nbytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
-    GR_CHECK(p != nullptr, "out of CPU memory allocating ", nbytes, " bytes");
-    return {p, [](void* q) { std::free(q); }};
+    if (nbytes < kCacheMinBytes || limit_ == 0) {
+      void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
+      GR_CHECK(p != nullptr, "out of CPU memory allocating ", nbytes, " bytes");
+      return {p, [](void* q) { std::free(q); }};
+    }
+    size_t rounded = (nbytes + kPage - 1) / kPage * kPage;
+    void* p = take(rounded);
+    if (!p) {
+      p = std::aligned_alloc(kPage, rounded);
+      if (!p) {  // give the cache back to the system and try once more
+        cpu_empty_cache();
+        p = std::aligned_alloc(kPage, rounded);
+      }
+      GR_CHECK(p != nullptr, "out of CPU memory allocating ", nbytes, " bytes");
+    }
+    return {p, [this, rounded](void* q) { give_back(q, rounded); }};
   }
+
+  CpuCacheStats stats() {
+    std::lock_guard lock(mutex_);
+    return {cached_, limit_, hits_, misses_};
+  }
+
+  void empty() {
+    std::lock_guard lock(mutex_);
+    for (auto& [size, blocks] : free_)
+      for (void* p : blocks) std::free(p);
+    free_.clear();
+    cached_ = 0;
+  }
+
+ private:
+  void* take(size_t size) {
+    std::lock_guard lock(mutex_);
+    auto it = free_.find(size);
+    if (it == free_.end() || it->second.empty()) {
+      ++misses_;
+      return nullptr;
+    }
+    ++hits_;
+    void* p = it->second.back();
+    it->second.pop_back();
+    cached_ -= size;
+    return p;
+  }
+
+  void give_back(void* p, size_t size) {
+    {
+      std::lock_guard lock(mutex_);
+      if (cached_ + size <= limit_) {
+        free_[size].push_back(p);
+        cached_ += size;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  size_t cached_ = 0;
+  size_t limit_ = cache_limit_from_env();
+  uint64_t hits_ = 0, misses_ = 0;
 };
 
-Allocator* g_allocators[kNumDeviceTypes] = {cpu_allocator(), nullptr};
+CpuAllocator* the_cpu_allocator() {
+  // Never destroyed: tensors in other static objects may be freed after main() returns.
+  static CpuAllocator* instance = new CpuAllocator;
+  return instance;
+}
+
+Allocator* g_allocators[kNumDeviceTypes] = {the_cpu_allocator(), nullptr};
+
 }  // namespace
 
-Allocator* cpu_allocator() {
-  static CpuAllocator instance;
-  return &instance;
-}
+Allocator* cpu_allocator() { return the_cpu_allocator(); }
+CpuCacheStats cpu_cache_stats() { return the_cpu_allocator()->stats(); }
+void cpu_empty_cache() { the_cpu_allocator()->empty(); }
 
 Allocator* get_allocator(DeviceType type) {
   Allocator* a = g_allocators[static_cast<int>(type)];
-  GR_CHECK(a != nullptr, "no allocator for device type ", Device(type).str(),
-           ": this build has no CUDA backend or no CUDA device was found");
+  // The CUDA backend registers itself on first use; a program's first CUDA tensor starts it.
+  if (!a && type == kCUDA && cuda_device_count() > 0) a = g_allocators[static_cast<int>(type)];
+  GR_CHECK(a != nullptr, "cannot create a tensor on ", Device(type).str(), ": ",
+           built_with_cuda() ? "no CUDA device was found"
+                             : "this build has no CUDA backend (configure with -DGRADRING_CUDA=ON)");
   return a;
 }
 

@@ -5,7 +5,9 @@
 #include <math.h>
 
 #include <cstdint>
+#include <type_traits>
 
+#include "core/half.h"
 #include "core/macros.h"
 
 namespace gr::math {
@@ -92,6 +94,18 @@ template <class T> struct PowScalar {
   }
 };
 template <class T> struct Fill { T value; GR_HOST_DEVICE T operator()() const { return value; } };
+
+// dtype conversion: to bool means != 0; bfloat16/float16 go through float32.
+template <class O, class I>
+struct Convert {
+  GR_HOST_DEVICE O operator()(I v) const {
+    if constexpr (std::is_same_v<O, I>) return v;
+    else if constexpr (std::is_same_v<O, bool>) return static_cast<float>(v) != 0.0f;
+    else if constexpr (std::is_same_v<I, BFloat16> || std::is_same_v<I, Half>) return static_cast<O>(static_cast<float>(v));
+    else if constexpr (std::is_same_v<O, BFloat16> || std::is_same_v<O, Half>) return O(static_cast<float>(v));
+    else return static_cast<O>(v);
+  }
+};
 
 // ---- backward formulas (grad first) ----
 template <class T> struct ReluBackward {  // uses the output: y > 0 exactly where x > 0

@@ -1,7 +1,6 @@
 // CUDA copies: element-wise dtype conversion and fill on the device (gpu_map), and the
 // blocking byte copy between the CPU and a device or between devices.
-#include <type_traits>
-
+#include "core/functors.h"
 #include "core/native/copy.h"
 #include "cuda_kernels/loops.cuh"
 
@@ -9,25 +8,6 @@ namespace gr::cuda {
 namespace {
 
 using native::StridedLoop;
-
-// One value converted from I to O with the rules of the CPU's convert_value (core/native/
-// copy.cpp): to bool means != 0; reduced floats go through float32.
-template <class O, class I>
-struct Convert {
-  GR_HOST_DEVICE O operator()(I v) const {
-    if constexpr (std::is_same_v<O, I>) return v;
-    else if constexpr (std::is_same_v<O, bool>) return static_cast<float>(v) != 0.0f;
-    else if constexpr (std::is_same_v<I, BFloat16> || std::is_same_v<I, Half>) return static_cast<O>(static_cast<float>(v));
-    else if constexpr (std::is_same_v<O, BFloat16> || std::is_same_v<O, Half>) return O(static_cast<float>(v));
-    else return static_cast<O>(v);
-  }
-};
-
-template <class T>
-struct FillValue {
-  T value;
-  GR_HOST_DEVICE T operator()() const { return value; }
-};
 
 // A same-dtype copy between two dense, identically laid out runs is a plain memcpy.
 bool is_dense_copy(const StridedLoop& L) { return L.ndim() == 1 && L.strides[0][0] == 1 && L.strides[1][0] == 1; }
@@ -40,12 +20,12 @@ void convert_cuda(const StridedLoop& L, ScalarType out, ScalarType in) {
     return;
   }
   dispatch_all(out, "copy", [&]<class O>() {
-    dispatch_all(in, "copy", [&]<class I>() { gpu_map<O, I>(L, Convert<O, I>{}, current_stream(), "copy"); });
+    dispatch_all(in, "copy", [&]<class I>() { gpu_map<O, I>(L, functors::Convert<O, I>{}, current_stream(), "copy"); });
   });
 }
 
 void fill_cuda(const StridedLoop& L, ScalarType t, const Scalar& value) {
-  dispatch_all(t, "fill_", [&]<class T>() { gpu_map<T>(L, FillValue<T>{value.to<T>()}, current_stream(), "fill_"); });
+  dispatch_all(t, "fill_", [&]<class T>() { gpu_map<T>(L, functors::Fill<T>{value.to<T>()}, current_stream(), "fill_"); });
 }
 
 // Blocking: when it returns, a D2H destination holds the data and an H2D source may be freed.

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/factory.h"
+#include "core/functors.h"
 #include "core/native/cpu_loops.h"
 
 namespace gr::native {
@@ -12,26 +13,16 @@ GR_DEFINE_DISPATCH(ConvertFn, convert_stub);
 GR_DEFINE_DISPATCH(FillFn, fill_stub);
 GR_DEFINE_DISPATCH(CrossDeviceCopyFn, cross_device_copy_stub);
 
-template <class O, class I>
-static inline O convert_value(I v) {
-  if constexpr (std::is_same_v<O, I>) return v;
-  else if constexpr (std::is_same_v<O, bool>) return static_cast<float>(v) != 0.0f;
-  else if constexpr (std::is_same_v<I, BFloat16> || std::is_same_v<I, Half>) return static_cast<O>(static_cast<float>(v));
-  else if constexpr (std::is_same_v<O, BFloat16> || std::is_same_v<O, Half>) return O(static_cast<float>(v));
-  else return static_cast<O>(v);
-}
-
 static void convert_cpu(const StridedLoop& L, ScalarType out, ScalarType in) {
   dispatch_all(out, "copy", [&]<class O>() {
-    dispatch_all(in, "copy", [&]<class I>() { cpu_map<O, I>(L, [](I v) { return convert_value<O, I>(v); }); });
+    dispatch_all(in, "copy", [&]<class I>() { cpu_map<O, I>(L, functors::Convert<O, I>{}); });
   });
 }
 GR_REGISTER_KERNEL(convert_stub, kCPU, &convert_cpu);
 
 static void fill_cpu(const StridedLoop& L, ScalarType t, const Scalar& value) {
   dispatch_all(t, "fill_", [&]<class T>() {
-    T v = value.to<T>();
-    cpu_map<T>(L, [v]() { return v; });
+    cpu_map<T>(L, functors::Fill<T>{value.to<T>()});
   });
 }
 GR_REGISTER_KERNEL(fill_stub, kCPU, &fill_cpu);

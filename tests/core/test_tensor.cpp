@@ -141,3 +141,17 @@ TEST_CASE("set_num_threads validates and takes effect") {
   set_num_threads(before);
   CHECK_THROWS_AS(set_num_threads(0), gr::Error);
 }
+
+TEST_CASE("the CPU allocator caches large blocks and reuses them") {
+  CpuCacheStats before = cpu_cache_stats();
+  if (before.cache_limit == 0) return;  // disabled by GRADRING_CPU_CACHE_MB=0
+  { Tensor big = empty({1 << 20}); }  // 4 MiB goes back into the cache
+  CpuCacheStats mid = cpu_cache_stats();
+  CHECK(mid.cached_bytes >= before.cached_bytes + (4u << 20));
+  Tensor again = empty({1 << 20});
+  CpuCacheStats after = cpu_cache_stats();
+  CHECK(after.hits == mid.hits + 1);
+  CHECK(after.cached_bytes == mid.cached_bytes - (4u << 20));
+  cpu_empty_cache();
+  CHECK(cpu_cache_stats().cached_bytes == 0);
+}

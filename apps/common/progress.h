@@ -1,0 +1,50 @@
+// A one-line progress bar for terminals ("epoch 1/5 [####....] 312/938 loss 0.41 1840 img/s"),
+// redrawn at most ten times a second; silent when stdout is not a terminal.
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace gr::apps {
+
+class ProgressBar {
+ public:
+  ProgressBar(std::string label, int64_t total)
+      : label_(std::move(label)), total_(total), enabled_(::isatty(STDOUT_FILENO) != 0) {}
+  ~ProgressBar() { finish(); }
+
+  void update(int64_t done, const std::string& status) {
+    if (!enabled_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (done < total_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const int width = 30;
+    int filled = total_ > 0 ? static_cast<int>(width * done / total_) : width;
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.resize(width, '.');
+    std::printf("\r%s [%s] %lld/%lld %s\x1b[K", label_.c_str(), bar.c_str(), static_cast<long long>(done),
+                static_cast<long long>(total_), status.c_str());
+    std::fflush(stdout);
+    drawn_ = true;
+  }
+
+  // Clears the bar so the next line prints cleanly.
+  void finish() {
+    if (!drawn_) return;
+    std::printf("\r\x1b[K");
+    std::fflush(stdout);
+    drawn_ = false;
+  }
+
+ private:
+  std::string label_;
+  int64_t total_;
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace gr::apps

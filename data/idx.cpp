@@ -61,8 +61,11 @@ class Reader {
     gzbuffer(file_, 1 << 20);  // before gzdirect, which fills the buffer
     gzip_ = gzdirect(file_) == 0;
     bool named_gz = path_.size() > 3 && path_.compare(path_.size() - 3, 3, ".gz") == 0;
-    GR_CHECK(gzip_ || !named_gz, "read_idx: '", path_, "': the name ends in .gz but it is not a gzip stream",
-             " (no gzip magic bytes 0x1F 0x8B)");
+    if (named_gz && !gzip_) {
+      gzclose(file_);  // no destructor runs when a constructor throws
+      GR_ERROR("read_idx: '", path_, "': the name ends in .gz but it is not a gzip stream",
+               " (no gzip magic bytes 0x1F 0x8B)");
+    }
   }
   ~Reader() { gzclose(file_); }
   Reader(const Reader&) = delete;

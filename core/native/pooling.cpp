@@ -6,6 +6,10 @@
 #include <cmath>
 #include <limits>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include "core/factory.h"
 #include "core/native/copy.h"
 #include "core/parallel.h"
@@ -109,6 +113,53 @@ void max_pool2d_kernel(const T* in, T* out, int64_t* indices, const Pool2dGeomet
     }
   });
 }
+
+#if defined(__AVX512F__)
+// The common 2x2 window, stride 2, no padding or dilation (every CNN's pooling layer), for
+// float32 with AVX-512: 16 outputs per step; taps in the general kernel's order with the
+// same tie (first maximum) and NaN rules, so values and indices are identical to it.
+void max_pool2x2_avx512(const float* in, float* out, int64_t* indices, const Pool2dGeometry& geometry) {
+  const int64_t H = geometry.H, W = geometry.W, oH = geometry.oH, oW = geometry.oW;
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  parallel_for(0, geometry.planes, plane_grain(oH * oW * 4), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const float* x = in + p * H * W;
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        float* y = out + (p * oH + oh) * oW;
+        int64_t* idx = indices + (p * oH + oh) * oW;
+        const int32_t row = static_cast<int32_t>(2 * oh * W);  // plane index, < 2^31 (checked)
+        for (int64_t ow = 0; ow < oW; ow += 16) {
+          const int64_t n = std::min<int64_t>(16, oW - ow);
+          const auto m = static_cast<__mmask16>((1u << n) - 1);
+          const auto m_lo = static_cast<__mmask16>(n >= 8 ? 0xffff : (1u << (2 * n)) - 1);
+          const auto m_hi = static_cast<__mmask16>(n > 8 ? (1u << (2 * (n - 8))) - 1 : 0);
+          const float* a = x + row + 2 * ow;  // top row of the windows
+          const float* b = a + W;             // bottom row
+          const __m512 a0 = _mm512_maskz_loadu_ps(m_lo, a), a1 = _mm512_maskz_loadu_ps(m_hi, a + 16);
+          const __m512 b0 = _mm512_maskz_loadu_ps(m_lo, b), b1 = _mm512_maskz_loadu_ps(m_hi, b + 16);
+          const __m512i base = _mm512_add_epi32(_mm512_set1_epi32(row + 2 * static_cast<int32_t>(ow)), even);
+          __m512 best = _mm512_permutex2var_ps(a0, even, a1);
+          __m512i at = base;
+          auto tap = [&](__m512 v, int32_t offset) {
+            const __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+            best = _mm512_mask_mov_ps(best, take, v);
+            at = _mm512_mask_mov_epi32(at, take, _mm512_add_epi32(base, _mm512_set1_epi32(offset)));
+          };
+          tap(_mm512_permutex2var_ps(a0, odd, a1), 1);
+          tap(_mm512_permutex2var_ps(b0, even, b1), static_cast<int32_t>(W));
+          tap(_mm512_permutex2var_ps(b0, odd, b1), static_cast<int32_t>(W) + 1);
+          _mm512_mask_storeu_ps(y + ow, m, best);
+          _mm512_mask_storeu_epi64(idx + ow, static_cast<__mmask8>(m & 0xff),
+                                   _mm512_cvtepi32_epi64(_mm512_castsi512_si256(at)));
+          _mm512_mask_storeu_epi64(idx + ow + 8, static_cast<__mmask8>(m >> 8),
+                                   _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(at, 1)));
+        }
+      }
+    }
+  });
+}
+#endif
 
 template <class T>
 void max_pool2d_backward_kernel(const T* grad_out, const int64_t* indices, T* grad_in, const Pool2dGeometry& g) {
@@ -238,6 +289,12 @@ void adaptive_avg_pool2d_backward_kernel(const T* grad_out, T* grad_in, const Po
 // ---- CPU entry points ----
 
 void max_pool2d_cpu(const void* in, void* out, int64_t* indices, const Pool2dGeometry& g, ScalarType t) {
+#if defined(__AVX512F__)
+  const bool two_by_two = g.kH == 2 && g.kW == 2 && g.sH == 2 && g.sW == 2 && g.pH == 0 && g.pW == 0 && g.dH == 1 &&
+                          g.dW == 1 && g.oH == g.H / 2 && g.oW == g.W / 2 && g.H * g.W < (int64_t{1} << 31);
+  if (two_by_two && t == kFloat32)
+    return max_pool2x2_avx512(static_cast<const float*>(in), static_cast<float*>(out), indices, g);
+#endif
   dispatch_floating(t, "max_pool2d", [&]<class T>() {
     max_pool2d_kernel(static_cast<const T*>(in), static_cast<T*>(out), indices, g);
   });

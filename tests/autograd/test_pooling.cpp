@@ -201,3 +201,23 @@ TEST_CASE("pooling argument errors") {
   CHECK_THROWS_AS(adaptive_avg_pool2d(x, {1, 2, 3}), gr::Error);
   CHECK_THROWS_AS(adaptive_avg_pool2d(zeros({4}), {1}), gr::Error);
 }
+
+TEST_CASE("max_pool2d 2x2 fast path agrees with the general kernel, ties and NaN included") {
+  // Odd and even sizes, widths over 16 outputs, many ties (small integers) and a NaN.
+  for (auto [h, w] : std::vector<std::pair<int64_t, int64_t>>{{26, 26}, {11, 11}, {4, 40}, {7, 3}}) {
+    CAPTURE(h);
+    CAPTURE(w);
+    Generator g(static_cast<uint64_t>(h * 100 + w));
+    Tensor x = randint(0, 3, {2, 3, h, w}, kInt64, &g).to(kFloat32);
+    x.view({-1}).narrow(0, 5, 1).fill_(NAN);
+    auto [fast_v, fast_i] = max_pool2d_with_indices(x, 2);  // stride 2, no padding: fast path
+    // The reference: the general kernel, which float64 always takes.
+    auto [ref_v, ref_i] = max_pool2d_with_indices(x.to(kFloat64), 2);
+    CHECK(fast_i.equal(ref_i));
+    Tensor a = fast_v.to(kFloat64).contiguous(), b = ref_v.contiguous();
+    for (int64_t k = 0; k < a.numel(); ++k) {
+      double u = a.data_ptr<double>()[k], v = b.data_ptr<double>()[k];
+      CHECK(((u == v) || (std::isnan(u) && std::isnan(v))));
+    }
+  }
+}

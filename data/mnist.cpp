@@ -28,16 +28,22 @@ std::string find_file(const fs::path& root, const std::string& name) {
   return "";
 }
 
+std::string fashion_mnist_hint() {
+  return std::string("install them with `sudo apt-get install dataset-fashion-mnist` (into ") +
+         FashionMNIST::kDefaultRoot + "), or pass --data DIR with the four IDX files (" + kFileList + ")";
+}
+
 }  // namespace
 
+// Plain MNIST pointed at the Debian package's folder gets the Fashion-MNIST hint too.
 MNIST::MNIST(const std::string& root, Mode mode)
     : MNIST(root, mode, "MNIST",
-            std::string("put the four MNIST IDX files (") + kFileList + ") in a folder DIR and pass --data DIR") {}
+            fs::path(root) == fs::path(FashionMNIST::kDefaultRoot)
+                ? fashion_mnist_hint()
+                : std::string("put the four MNIST IDX files (") + kFileList + ") in a folder DIR and pass --data DIR") {}
 
 FashionMNIST::FashionMNIST(const std::string& root, Mode mode)
-    : MNIST(root, mode, "FashionMNIST",
-            std::string("install them with `sudo apt-get install dataset-fashion-mnist` (into ") + kDefaultRoot +
-                "), or pass --data DIR with the four IDX files (" + kFileList + ")") {}
+    : MNIST(root, mode, "FashionMNIST", fashion_mnist_hint()) {}
 
 MNIST::MNIST(const std::string& root, Mode mode, std::string_view name, std::string_view how_to_get)
     : is_train_(mode == Mode::kTrain) {

@@ -43,7 +43,7 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Options& o, std::vector<T
 
 // Normalised images and labels of one split, as a dataset of whole tensors.
 std::shared_ptr<data::TensorDataset> load_split(const std::string& root, data::Mode mode) {
-  data::MNIST raw(root, mode);
+  data::FashionMNIST raw(root, mode);
   NoGradGuard no_grad;
   Tensor images = (raw.images() - kMean) / kStd;
   return std::make_shared<data::TensorDataset>(images, raw.targets());

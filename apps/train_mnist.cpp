@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/cli.h"
 #include "common/progress.h"
 #include "common/reference_cnn.h"
 #include "data/dataloader.h"
@@ -160,17 +161,17 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"Train the reference CNN on Fashion-MNIST (or MNIST) with gradring."};
   app.add_option("--data", o.data, "folder with the four IDX files (plain or .gz)")->capture_default_str();
-  app.add_option("--epochs", o.epochs, "passes over the training set")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--batch-size", o.batch_size, "images per step")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--lr", o.lr, "learning rate (default: 1.0 adadelta, 0.01 sgd, 0.001 adam)")->check(CLI::PositiveNumber);
+  app.add_option("--epochs", o.epochs, "passes over the training set")->capture_default_str()->check(apps::positive());
+  app.add_option("--batch-size", o.batch_size, "images per step")->capture_default_str()->check(apps::positive());
+  app.add_option("--lr", o.lr, "learning rate (default: 1.0 adadelta, 0.01 sgd, 0.001 adam)")->check(apps::positive());
   app.add_option("--optimizer", o.optimizer, "adadelta, sgd (momentum 0.9) or adam")
       ->capture_default_str()
       ->check(CLI::IsMember({"adadelta", "sgd", "adam"}));
   app.add_option("--seed", o.seed, "seed for initialisation and shuffling")->capture_default_str();
-  app.add_option("--threads", o.threads, "CPU threads (default: every core)")->check(CLI::NonNegativeNumber);
-  app.add_option("--max-steps", o.max_steps, "stop after this many steps (0: full epochs)")->check(CLI::NonNegativeNumber);
-  app.add_option("--workers", o.workers, "background data-loading threads")->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--warmup", o.warmup, "steps left out of the images/s figure")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "CPU threads (default: every core)")->check(apps::non_negative());
+  app.add_option("--max-steps", o.max_steps, "stop after this many steps (0: full epochs)")->check(apps::non_negative());
+  app.add_option("--workers", o.workers, "background data-loading threads")->capture_default_str()->check(apps::non_negative());
+  app.add_option("--warmup", o.warmup, "steps left out of the images/s figure")->capture_default_str()->check(apps::non_negative());
   app.add_option("--save", o.save, "write the trained model here (safetensors)");
   app.add_option("--profile", o.profile, "profile every step; print a table and write a Chrome trace here");
   app.add_flag("--json", o.json, "print one JSON object (epochs, steps, train_loss, test_accuracy, images_per_sec, world_size) as the last line");

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 
 #include <gradring/gradring.h>
 #include <vector>
@@ -34,6 +35,17 @@ inline void check_values(const Tensor& a, const std::vector<double>& expected, d
   std::vector<double> x = values(a);
   REQUIRE(x.size() == expected.size());
   for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == doctest::Approx(expected[i]).epsilon(tol).scale(1.0));
+}
+
+// The message (without the call site) of the gr::Error that f throws ("" if it throws none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const gr::Error& e) {
+    return e.message();
+  }
+  return "";
 }
 
 inline TensorOptions f64_grad() { return TensorOptions(kFloat64).requires_grad(true); }

@@ -1,27 +1,17 @@
 // batch_norm: values against the formula, running-stat updates, gradcheck in training and
 // eval with and without affine, the SyncBatchNorm split of the native pieces, and errors.
-#include <doctest/doctest.h>
+#include "test_util.h"
 
 #include <cmath>
 #include <gradring/core/native/batch_norm.h>
-#include <gradring/gradring.h>
 #include <vector>
 
 using namespace gr;
+using gr::test::check_close;
+using gr::test::check_values;
+using gr::test::values;
 
 namespace {
-
-std::vector<double> flat(const Tensor& t) {
-  Tensor c = t.detach().to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return {p, p + c.numel()};
-}
-
-void check_close(const Tensor& a, const Tensor& b, double tol = 1e-12) {
-  REQUIRE(a.sizes() == b.sizes());
-  std::vector<double> x = flat(a), y = flat(b);
-  for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == doctest::Approx(y[i]).epsilon(tol).scale(1.0));
-}
 
 Tensor leaf(const Tensor& t) { return t.detach().requires_grad_(true); }
 

@@ -1,22 +1,18 @@
 // dropout: mask determinism (seed + offset only, not threads or dtype), keep rate, scaling,
 // the p = 0 / p = 1 / eval cases, gradcheck with a fixed mask, and errors.
-#include <doctest/doctest.h>
+#include "test_util.h"
 
 #include <cmath>
 #include <gradring/core/native/dropout.h>
 #include <gradring/core/philox.h>
-#include <gradring/gradring.h>
 #include <vector>
 
 using namespace gr;
+using gr::test::check_close;
+using gr::test::check_values;
+using gr::test::values;
 
 namespace {
-
-std::vector<double> flat(const Tensor& t) {
-  Tensor c = t.detach().to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return {p, p + c.numel()};
-}
 
 Tensor leaf(const Tensor& t) { return t.detach().requires_grad_(true); }
 
@@ -28,7 +24,7 @@ TEST_CASE("dropout keeps 1-p of the elements and scales them by 1/(1-p)") {
   for (double p : {0.1, 0.5, 0.9}) {
     CAPTURE(p);
     Generator gen(123);
-    std::vector<double> y = flat(dropout(x, p, true, &gen));
+    std::vector<double> y = values(dropout(x, p, true, &gen));
     int64_t kept = 0, wrong_scale = 0;
     for (double v : y) {
       if (v == 0.0) continue;
@@ -114,7 +110,7 @@ TEST_CASE("dropout backward multiplies by the saved mask") {
   Tensor y = dropout(x, 0.25, true, &gen);
   Tensor g = randn({5, 7}, kFloat64);
   y.backward(g);
-  std::vector<double> yv = flat(y), xv = flat(x), gv = flat(g), grad = flat(x.grad());
+  std::vector<double> yv = values(y), xv = values(x), gv = values(g), grad = values(x.grad());
   for (size_t i = 0; i < yv.size(); ++i) {
     const bool kept = yv[i] != 0.0;
     CHECK(grad[i] == doctest::Approx(kept ? gv[i] / 0.75 : 0.0).epsilon(1e-15));

@@ -1,26 +1,16 @@
 // nll_loss, cross_entropy and mse_loss: hand-computed values for every reduction, class
 // weights and ignore_index, gradcheck, and argument errors.
-#include <doctest/doctest.h>
+#include "test_util.h"
 
 #include <cmath>
-#include <gradring/gradring.h>
 #include <vector>
 
 using namespace gr;
+using gr::test::check_close;
+using gr::test::check_values;
+using gr::test::values;
 
 namespace {
-
-std::vector<double> flat(const Tensor& t) {
-  Tensor c = t.detach().to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return {p, p + c.numel()};
-}
-
-void check_flat(const Tensor& t, const std::vector<double>& expected, double tol = 1e-12) {
-  std::vector<double> v = flat(t);
-  REQUIRE(v.size() == expected.size());
-  for (size_t i = 0; i < v.size(); ++i) CHECK(v[i] == doctest::Approx(expected[i]).epsilon(tol));
-}
 
 Tensor leaf(const Tensor& t) { return t.detach().requires_grad_(true); }
 
@@ -33,27 +23,27 @@ const Reduction kReductions[] = {Reduction::None, Reduction::Mean, Reduction::Su
 TEST_CASE("nll_loss values for every reduction, weight and ignore_index") {
   Tensor x = tensor({-1.0, -2.0, -3.0, -0.5, -1.5, -2.5}, kFloat64).reshape({2, 3});
   Tensor t = targets({2, 0});
-  check_flat(nll_loss(x, t, {}, Reduction::None), {3.0, 0.5});
-  check_flat(nll_loss(x, t, {}, Reduction::Sum), {3.5});
-  check_flat(nll_loss(x, t), {1.75});
+  check_values(nll_loss(x, t, {}, Reduction::None), {3.0, 0.5});
+  check_values(nll_loss(x, t, {}, Reduction::Sum), {3.5});
+  check_values(nll_loss(x, t), {1.75});
   CHECK(nll_loss(x, t).dim() == 0);
   Tensor w = tensor({1.0, 2.0, 3.0}, kFloat64);
-  check_flat(nll_loss(x, t, w, Reduction::None), {9.0, 0.5});
-  check_flat(nll_loss(x, t, w, Reduction::Sum), {9.5});
-  check_flat(nll_loss(x, t, w, Reduction::Mean), {9.5 / 4.0});  // weighted mean: divided by sum of weights
-  check_flat(nll_loss(x, t, w, Reduction::None, 2), {0.0, 0.5});
-  check_flat(nll_loss(x, t, w, Reduction::Mean, 2), {0.5});
-  check_flat(nll_loss(x, targets({-100, 1})), {1.5});  // the default ignore_index
+  check_values(nll_loss(x, t, w, Reduction::None), {9.0, 0.5});
+  check_values(nll_loss(x, t, w, Reduction::Sum), {9.5});
+  check_values(nll_loss(x, t, w, Reduction::Mean), {9.5 / 4.0});  // weighted mean: divided by sum of weights
+  check_values(nll_loss(x, t, w, Reduction::None, 2), {0.0, 0.5});
+  check_values(nll_loss(x, t, w, Reduction::Mean, 2), {0.5});
+  check_values(nll_loss(x, targets({-100, 1})), {1.5});  // the default ignore_index
   // Everything ignored: the sum is 0, the mean 0/0 = NaN (as torch).
-  check_flat(nll_loss(x, targets({-100, -100}), {}, Reduction::Sum), {0.0});
+  check_values(nll_loss(x, targets({-100, -100}), {}, Reduction::Sum), {0.0});
   CHECK(std::isnan(nll_loss(x, targets({-100, -100})).item<double>()));
   // A single sample: [C] input, 0-d target.
   Tensor one = nll_loss(tensor({-1.0, -2.0, -3.0}, kFloat64), scalar_tensor(1, kInt64), {}, Reduction::None);
   CHECK(one.dim() == 0);
-  check_flat(one, {2.0});
-  check_flat(nll_loss(tensor({-1.0, -2.0, -3.0}, kFloat64), scalar_tensor(2, kInt64), w), {-3.0 * -3.0 / 3.0});
+  check_values(one, {2.0});
+  check_values(nll_loss(tensor({-1.0, -2.0, -3.0}, kFloat64), scalar_tensor(2, kInt64), w), {-3.0 * -3.0 / 3.0});
   // float32.
-  check_flat(nll_loss(x.to(kFloat32), t, w.to(kFloat32), Reduction::Mean), {9.5 / 4.0}, 1e-6);
+  check_values(nll_loss(x.to(kFloat32), t, w.to(kFloat32), Reduction::Mean), {9.5 / 4.0}, 1e-6);
 }
 
 TEST_CASE("nll_loss gradcheck") {
@@ -78,15 +68,15 @@ TEST_CASE("nll_loss gradcheck") {
 TEST_CASE("cross_entropy is nll_loss of log_softmax") {
   Tensor x = randn({3, 4}, kFloat64);
   Tensor t = targets({1, 3, 0});
-  std::vector<double> xv = flat(x), expected;
+  std::vector<double> xv = values(x), expected;
   for (int64_t i = 0; i < 3; ++i) {
     double lse = 0;
     for (int64_t c = 0; c < 4; ++c) lse += std::exp(xv[i * 4 + c]);
-    expected.push_back(std::log(lse) - xv[i * 4 + flat(t)[i]]);
+    expected.push_back(std::log(lse) - xv[i * 4 + values(t)[i]]);
   }
-  check_flat(cross_entropy(x, t, {}, Reduction::None), expected);
-  check_flat(cross_entropy(x, t), {(expected[0] + expected[1] + expected[2]) / 3});
-  check_flat(cross_entropy(x[1], t[1]), {expected[1]});
+  check_values(cross_entropy(x, t, {}, Reduction::None), expected);
+  check_values(cross_entropy(x, t), {(expected[0] + expected[1] + expected[2]) / 3});
+  check_values(cross_entropy(x[1], t[1]), {expected[1]});
   Tensor xl = leaf(x), w = rand({4}, kFloat64) + 0.5;
   for (Reduction r : kReductions) {
     CAPTURE(static_cast<int>(r));
@@ -98,9 +88,9 @@ TEST_CASE("cross_entropy is nll_loss of log_softmax") {
 TEST_CASE("mse_loss values and gradcheck") {
   Tensor x = tensor({1.0, 2.0, 4.0, -1.0}, kFloat64).reshape({2, 2});
   Tensor y = tensor({0.0, 2.0, 1.0, 1.0}, kFloat64).reshape({2, 2});
-  check_flat(mse_loss(x, y, Reduction::None), {1.0, 0.0, 9.0, 4.0});
-  check_flat(mse_loss(x, y, Reduction::Sum), {14.0});
-  check_flat(mse_loss(x, y), {3.5});
+  check_values(mse_loss(x, y, Reduction::None), {1.0, 0.0, 9.0, 4.0});
+  check_values(mse_loss(x, y, Reduction::Sum), {14.0});
+  check_values(mse_loss(x, y), {3.5});
   Tensor a = leaf(randn({3, 4}, kFloat64)), b = leaf(randn({3, 4}, kFloat64));
   for (Reduction r : kReductions) {
     CAPTURE(static_cast<int>(r));

@@ -1,28 +1,18 @@
 // max_pool2d, avg_pool2d and adaptive_avg_pool2d: hand-computed values, torch's output
 // shapes, gradcheck over parameter variants, and argument errors.
-#include <doctest/doctest.h>
+#include "test_util.h"
 
 #include <cmath>
 #include <gradring/core/native/pooling.h>
-#include <gradring/gradring.h>
 #include <limits>
 #include <vector>
 
 using namespace gr;
+using gr::test::check_close;
+using gr::test::check_values;
+using gr::test::values;
 
 namespace {
-
-std::vector<double> flat(const Tensor& t) {
-  Tensor c = t.detach().to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return {p, p + c.numel()};
-}
-
-void check_flat(const Tensor& t, const std::vector<double>& expected, double tol = 1e-12) {
-  std::vector<double> v = flat(t);
-  REQUIRE(v.size() == expected.size());
-  for (size_t i = 0; i < v.size(); ++i) CHECK(v[i] == doctest::Approx(expected[i]).epsilon(tol));
-}
 
 // float64 values that are all distinct (a shuffled ramp), so max windows have no ties.
 Tensor distinct(std::vector<int64_t> shape, uint64_t seed) {
@@ -40,29 +30,29 @@ TEST_CASE("max_pool2d values and indices") {
   Tensor x = arange(16, kFloat64).reshape({1, 1, 4, 4});
   auto [out, idx] = max_pool2d_with_indices(x, {2});
   CHECK(out.sizes() == IntArrayRef({1, 1, 2, 2}));
-  check_flat(out, {5, 7, 13, 15});
+  check_values(out, {5, 7, 13, 15});
   CHECK(idx.scalar_type() == kInt64);
-  check_flat(idx, {5, 7, 13, 15});
+  check_values(idx, {5, 7, 13, 15});
   // Padding: the corner window sees only x[0, 0]; indices stay within the unpadded plane.
   auto [po, pi] = max_pool2d_with_indices(x, {3}, {2}, {1});
-  check_flat(po, {5, 7, 13, 15});
-  check_flat(pi, {5, 7, 13, 15});
+  check_values(po, {5, 7, 13, 15});
+  check_values(pi, {5, 7, 13, 15});
   // Dilation 2, kernel 2: taps (0,0) (0,2) (2,0) (2,2).
-  check_flat(max_pool2d(x, {2}, {1}, {0}, {2}), {10, 11, 14, 15});
+  check_values(max_pool2d(x, {2}, {1}, {0}, {2}), {10, 11, 14, 15});
   // Ties: the first maximum wins.
   auto [to, ti] = max_pool2d_with_indices(ones({1, 2, 2}, kFloat64), {2});
-  check_flat(ti, {0});
+  check_values(ti, {0});
   // float32 agrees with float64.
   Tensor y = distinct({2, 3, 7, 6}, 1);
-  check_flat(max_pool2d(y.to(kFloat32), {3, 2}, {2, 1}, {1, 0}, {1, 2}, true),
-             flat(max_pool2d(y, {3, 2}, {2, 1}, {1, 0}, {1, 2}, true)), 1e-6);
+  check_values(max_pool2d(y.to(kFloat32), {3, 2}, {2, 1}, {1, 0}, {1, 2}, true),
+             values(max_pool2d(y, {3, 2}, {2, 1}, {1, 0}, {1, 2}, true)), 1e-6);
 }
 
 TEST_CASE("max_pool2d NaN wins") {
   Tensor x = tensor({1.0, std::numeric_limits<double>::quiet_NaN(), 3.0, 2.0}, kFloat64).reshape({1, 1, 2, 2});
   auto [out, idx] = max_pool2d_with_indices(x, {2});
-  CHECK(std::isnan(flat(out)[0]));
-  check_flat(idx, {1});
+  CHECK(std::isnan(values(out)[0]));
+  check_values(idx, {1});
 }
 
 TEST_CASE("pooling output shapes follow torch (ceil_mode)") {
@@ -79,27 +69,27 @@ TEST_CASE("pooling output shapes follow torch (ceil_mode)") {
 
 TEST_CASE("avg_pool2d values, count_include_pad and ceil_mode") {
   Tensor x = arange(16, kFloat64).reshape({1, 1, 4, 4});
-  check_flat(avg_pool2d(x, {2}), {2.5, 4.5, 10.5, 12.5});
+  check_values(avg_pool2d(x, {2}), {2.5, 4.5, 10.5, 12.5});
   // Padding 1, kernel 2, stride 2: corner window holds x[0,0] and three pads.
-  check_flat(avg_pool2d(x, {2}, {2}, {1}, false, true).slice(2, 0, 1).slice(3, 0, 1), {0.0});
-  check_flat(avg_pool2d(x, {2}, {2}, {1}, false, true).slice(2, 0, 1).slice(3, 1, 2), {(1 + 2) / 4.0});
-  check_flat(avg_pool2d(x, {2}, {2}, {1}, false, false).slice(2, 0, 1).slice(3, 1, 2), {(1 + 2) / 2.0});
+  check_values(avg_pool2d(x, {2}, {2}, {1}, false, true).slice(2, 0, 1).slice(3, 0, 1), {0.0});
+  check_values(avg_pool2d(x, {2}, {2}, {1}, false, true).slice(2, 0, 1).slice(3, 1, 2), {(1 + 2) / 4.0});
+  check_values(avg_pool2d(x, {2}, {2}, {1}, false, false).slice(2, 0, 1).slice(3, 1, 2), {(1 + 2) / 2.0});
   // ceil_mode on 5x5, k2 s2: the last window is clipped to one column; the divisor counts
   // only the real elements (no padding exists beyond the input).
   Tensor y = arange(25, kFloat64).reshape({1, 5, 5});
   Tensor c = avg_pool2d(y, {2}, {2}, {0}, true, true);
   CHECK(c.sizes() == IntArrayRef({1, 3, 3}));
-  check_flat(c.slice(1, 0, 1).slice(2, 2, 3), {(4 + 9) / 2.0});
-  check_flat(c.slice(1, 2, 3).slice(2, 2, 3), {24.0});
+  check_values(c.slice(1, 0, 1).slice(2, 2, 3), {(4 + 9) / 2.0});
+  check_values(c.slice(1, 2, 3).slice(2, 2, 3), {24.0});
 }
 
 TEST_CASE("adaptive_avg_pool2d uses torch's overlapping windows") {
   Tensor x = arange(5, kFloat64).reshape({1, 1, 1, 5});
   // 5 -> 3: windows [0,2) [1,4) [3,5).
-  check_flat(adaptive_avg_pool2d(x, {1, 3}), {0.5, 2.0, 3.5});
+  check_values(adaptive_avg_pool2d(x, {1, 3}), {0.5, 2.0, 3.5});
   Tensor y = arange(24, kFloat64).reshape({2, 3, 4});
-  check_flat(adaptive_avg_pool2d(y, {1}), {5.5, 17.5});
-  check_flat(adaptive_avg_pool2d(y, {3, 4}), flat(y));
+  check_values(adaptive_avg_pool2d(y, {1}), {5.5, 17.5});
+  check_values(adaptive_avg_pool2d(y, {3, 4}), values(y));
 }
 
 TEST_CASE("max_pool2d gradcheck") {
@@ -128,10 +118,10 @@ TEST_CASE("max_pool2d backward sends each gradient to its index") {
   Tensor x = leaf(distinct({1, 1, 4, 4}, 5));
   auto [out, idx] = max_pool2d_with_indices(x, {3}, {1});  // overlapping windows
   out.sum().backward();
-  std::vector<double> g = flat(x.grad());
+  std::vector<double> g = values(x.grad());
   std::vector<double> expected(16, 0.0);
-  for (double i : flat(idx)) expected[static_cast<size_t>(i)] += 1;
-  check_flat(x.grad(), expected);
+  for (double i : values(idx)) expected[static_cast<size_t>(i)] += 1;
+  check_values(x.grad(), expected);
 }
 
 TEST_CASE("avg_pool2d gradcheck") {
@@ -176,7 +166,7 @@ TEST_CASE("pooling backward in float32 matches float64") {
     };
     run(x64).backward(g);
     run(x32).backward(g.to(kFloat32));
-    check_flat(x32.grad(), flat(x64.grad()), 1e-5);
+    check_values(x32.grad(), values(x64.grad()), 1e-5);
     x64.mutable_grad() = Tensor();
     x32.mutable_grad() = Tensor();
   }

@@ -11,6 +11,7 @@
 #include "test_util.h"
 
 using namespace gr;
+using gr::test::error_of;
 using namespace std::chrono_literals;
 
 namespace {
@@ -53,16 +54,6 @@ int thread_count() {
     if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
   }
   return -1;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const gr::Error& e) {
-    return e.message();
-  }
-  return "";
 }
 
 }  // namespace

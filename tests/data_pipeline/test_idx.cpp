@@ -6,22 +6,12 @@
 #include "test_util.h"
 
 using namespace gr;
+using gr::test::error_of;
 using gr::test::Bytes;
 using gr::test::concat;
 using gr::test::idx_header;
 
 namespace {
-
-// The message of the gr::Error that f throws ("" if it throws none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const gr::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Checks that reading `path` fails with a message naming the file and containing `what`.
 void check_idx_error(const std::string& path, const std::string& what) {

@@ -10,20 +10,11 @@
 #include "test_util.h"
 
 using namespace gr;
+using gr::test::error_of;
 using gr::test::concat;
 using gr::test::idx_header;
 
 namespace {
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const gr::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

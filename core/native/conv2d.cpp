@@ -14,6 +14,7 @@
 
 #include "core/factory.h"
 #include "core/native/copy.h"
+#include "core/native/conv2d_winograd.h"
 #include "core/native/gemm.h"
 #include "core/native/im2col.h"
 #include "core/parallel.h"
@@ -37,13 +38,28 @@ bool is_pointwise(const Conv2dArgs& a) {
 }
 
 std::atomic<int64_t> g_workspace_limit{int64_t(64) << 20};
+std::atomic<Conv2dCpuAlgorithm> g_algorithm{Conv2dCpuAlgorithm::kAuto};
 
-// Images per im2col chunk: as many as keep cols under the workspace limit, at least one.
-// A pointwise convolution reads the input in place, one image at a time.
+bool use_winograd(const Conv2dArgs& a) {
+  if (!winograd_applicable(a)) return false;
+  switch (g_algorithm.load()) {
+    case Conv2dCpuAlgorithm::kIm2col: return false;
+    case Conv2dCpuAlgorithm::kWinograd: return true;
+    default: return a.C_in / a.groups >= 8 && a.C_out / a.groups >= 8;
+  }
+}
+
+#ifndef GR_CONV_CACHE_BYTES
+#define GR_CONV_CACHE_BYTES (1 << 20)
+#endif
+
+// Images per im2col chunk: enough for the chunk's columns to fill about 1 MiB, so im2col,
+// the GEMM's packing and col2im work in L2; at least one image, and never more than the
+// workspace limit allows. A pointwise convolution reads the input in place, one image at a time.
 int64_t images_per_chunk(const Conv2dArgs& a, int64_t col_bytes_per_image) {
   if (is_pointwise(a)) return 1;
-  return std::clamp<int64_t>(g_workspace_limit.load() / std::max<int64_t>(col_bytes_per_image, 1), 1,
-                             std::max<int64_t>(a.N, 1));
+  const int64_t budget = std::min<int64_t>(GR_CONV_CACHE_BYTES, g_workspace_limit.load());
+  return std::clamp<int64_t>(budget / std::max<int64_t>(col_bytes_per_image, 1), 1, std::max<int64_t>(a.N, 1));
 }
 
 template <class T>
@@ -68,6 +84,7 @@ template <class T>
 void forward_cpu(const Conv2dArgs& a, const T* x, const T* w, const T* bias, T* y) {
   const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G, CKK = cg * a.kH * a.kW, L = a.H_out * a.W_out;
   if (a.N == 0 || a.C_out == 0 || L == 0) return;
+  if (use_winograd(a)) return winograd_forward<T>(a, x, w, bias, y);
   const bool pointwise = is_pointwise(a);
   const int64_t nb_max = images_per_chunk(a, CKK * L * static_cast<int64_t>(sizeof(T)));
   auto cols = scratch<T>(pointwise ? 0 : CKK * nb_max * L);
@@ -115,6 +132,7 @@ void backward_cpu(const Conv2dArgs& a, const T* gy, const T* x, const T* w, T* g
   }
   if (gw && (a.N == 0 || L == 0)) std::fill(gw, gw + a.C_out * CKK, T(0));
   if (!gx && !gw) return;
+  if (a.N > 0 && use_winograd(a)) return winograd_backward<T>(a, gy, x, w, gx, gw);
   const bool pointwise = is_pointwise(a);
   if (gx && !pointwise) std::fill(gx, gx + a.N * a.C_in * a.H * a.W, T(0));
   if (a.N == 0 || L == 0) return;
@@ -173,6 +191,9 @@ void set_conv2d_cpu_workspace_limit(int64_t bytes) {
   g_workspace_limit.store(bytes);
 }
 int64_t conv2d_cpu_workspace_limit() { return g_workspace_limit.load(); }
+
+void set_conv2d_cpu_algorithm(Conv2dCpuAlgorithm algorithm) { g_algorithm.store(algorithm); }
+Conv2dCpuAlgorithm conv2d_cpu_algorithm() { return g_algorithm.load(); }
 
 Conv2dArgs conv2d_args(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                        IntArrayRef padding, IntArrayRef dilation, int64_t groups) {

@@ -47,6 +47,13 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Conv2dArgs& a, const Te
                                                    const Tensor& input, const Tensor& weight,
                                                    std::array<bool, 3> need);
 
+// Which CPU algorithm conv2d uses. kAuto: Winograd F(2x2, 3x3) for 3x3 kernels with stride 1
+// and dilation 1 and at least 8 channels in and out per group, else im2col + GEMM.
+// kWinograd forces it wherever it applies; kIm2col never uses it (tests, benchmarks).
+enum class Conv2dCpuAlgorithm { kAuto, kIm2col, kWinograd };
+void set_conv2d_cpu_algorithm(Conv2dCpuAlgorithm algorithm);
+Conv2dCpuAlgorithm conv2d_cpu_algorithm();
+
 // Upper bound on the CPU kernels' im2col buffer (default 64 MiB): the minibatch is cut
 // into chunks of images whose columns fit (at least one image per chunk).
 void set_conv2d_cpu_workspace_limit(int64_t bytes);

@@ -4,7 +4,8 @@
 //       columns of B in blocks of NB: pack B[KC x NB] into NR-column micro-panels (L2)
 //         each MR-row panel (L1) against every NR-column panel: the micro-kernel
 // The micro-kernel keeps an MR x NR tile of C in vector registers, broadcasting one A value
-// per row and loading NR/L vectors of B per k. Edge tiles run on a local buffer.
+// per row and loading NR/L vectors of B per k; each product picks the tile shape (12 x 32 or
+// 8 x 48 floats on AVX-512) that wastes least on partial tiles. Edge tiles run on a buffer.
 #include "core/native/gemm_packed.h"
 
 #include <omp.h>
@@ -50,8 +51,9 @@ struct VecD {
   static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
   static V add(V a, V b) { return _mm512_add_pd(a, b); }
 };
-// 32 vector registers: 12 x 2 accumulators + 2 B vectors + 1 broadcast.
-constexpr int kMR = 12, kNV = 2;
+// Two register tiles fit the 32 vector registers: 12 rows x 2 vectors ("tall") and 8 rows
+// x 3 vectors ("wide") of accumulators, plus the B vectors and a broadcast.
+constexpr int kTallMR = 12, kTallNV = 2, kWideMR = 8, kWideNV = 3;
 #else
 struct VecF {
   using T = float;
@@ -77,42 +79,45 @@ struct VecD {
   static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
   static V add(V a, V b) { return _mm256_add_pd(a, b); }
 };
-// 16 vector registers: 6 x 2 accumulators + 2 B vectors + 1 broadcast.
-constexpr int kMR = 6, kNV = 2;
+// 16 vector registers: 6 x 2 accumulators + 2 B vectors + 1 broadcast (one tile shape).
+constexpr int kTallMR = 6, kTallNV = 2, kWideMR = 6, kWideNV = 2;
 #endif
 
 template <class T>
-struct Traits;
+struct VecOf;
 template <>
-struct Traits<float> {
+struct VecOf<float> {
   using S = VecF;
-  static constexpr int MR = kMR, NR = kNV * S::L;
+};
+template <>
+struct VecOf<double> {
+  using S = VecD;
+};
+
+// One register-tile shape (MR rows x NV vectors) and the cache blocking that goes with it:
+// KC x NR panels of B stream from L2 (B block ~1 MiB), MR x KC panels of A stay in L1.
+template <class T, int MR_, int NV_>
+struct Tile {
+  using S = typename VecOf<T>::S;
+  static constexpr int MR = MR_, NV = NV_, NR = NV_ * S::L;
 #ifndef GR_KC_F
 #define GR_KC_F 384
 #define GR_NBB_F (1 << 20)
 #define GR_MB_F 3072
 #endif
-  static constexpr int64_t KC = GR_KC_F;
-  static constexpr int64_t NB = GR_NBB_F / (KC * sizeof(float)) / NR * NR;  // B block ~1 MiB (L2)
-  static constexpr int64_t MB = GR_MB_F / MR * MR;
-};
-template <>
-struct Traits<double> {
-  using S = VecD;
-  static constexpr int MR = kMR, NR = kNV * S::L;
-  static constexpr int64_t KC = 256;
-  static constexpr int64_t NB = (1 << 20) / (KC * sizeof(double)) / NR * NR;
-  static constexpr int64_t MB = 1536 / MR * MR;
+  static constexpr int64_t KC = sizeof(T) == 4 ? GR_KC_F : 256;
+  static constexpr int64_t NB = GR_NBB_F / (KC * int64_t(sizeof(T))) / NR * NR;
+  static constexpr int64_t MB = (sizeof(T) == 4 ? GR_MB_F : 1536) / MR * MR;
 };
 
 // c[MR x NR] (row stride ldc) = alpha * a-panel x b-panel + beta * c. a: kc x MR values,
 // b: kc x NR values, both k-major as packed below.
-template <class T>
+template <class Tl, class T>
 void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc, T alpha,
                   T beta) {
-  using S = typename Traits<T>::S;
+  using S = typename Tl::S;
   using V = typename S::V;
-  constexpr int MR = Traits<T>::MR, NV = kNV, L = S::L;
+  constexpr int MR = Tl::MR, NV = Tl::NV, L = S::L;
   V acc[MR][NV];
 #pragma GCC unroll 32
   for (int r = 0; r < MR; ++r)
@@ -159,11 +164,11 @@ void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* _
 }
 
 // A partial tile (mr <= MR rows, nr <= NR columns): full kernel into a buffer, then merge.
-template <class T>
+template <class Tl, class T>
 void edge_kernel(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int64_t mr, int64_t nr, T alpha, T beta) {
-  constexpr int MR = Traits<T>::MR, NR = Traits<T>::NR;
+  constexpr int MR = Tl::MR, NR = Tl::NR;
   alignas(64) T tmp[MR * NR];
-  micro_kernel<T>(kc, a, b, tmp, NR, alpha, T(0));
+  micro_kernel<Tl>(kc, a, b, tmp, NR, alpha, T(0));
   for (int64_t r = 0; r < mr; ++r)
     for (int64_t j = 0; j < nr; ++j)
       c[r * ldc + j] = beta == T(0) ? tmp[r * NR + j] : tmp[r * NR + j] + beta * c[r * ldc + j];
@@ -287,10 +292,9 @@ T* scratch(int which, size_t elements) {
   return b.p.get();
 }
 
-template <class T>
+template <class Tr, class T>
 void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
                  int64_t ldb, T beta, T* C, int64_t ldc) {
-  using Tr = Traits<T>;
   constexpr int MR = Tr::MR, NR = Tr::NR;
   // Strides of A(i, k) and B(k, j) along each index.
   const int64_t a_is = ta ? 1 : lda, a_ks = ta ? lda : 1;
@@ -318,11 +322,41 @@ void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
           for (int64_t jr = 0; jr < nb; jr += NR) {
             const int64_t nr = std::min<int64_t>(NR, nb - jr);
             T* c = C + (i0 + ir) * ldc + j0 + jr;
-            if (mr == MR && nr == NR) micro_kernel<T>(kc, Ap + ir * kc, Bp + jr * kc, c, ldc, alpha, beta_k);
-            else edge_kernel<T>(kc, Ap + ir * kc, Bp + jr * kc, c, ldc, mr, nr, alpha, beta_k);
+            if (mr == MR && nr == NR) micro_kernel<Tr>(kc, Ap + ir * kc, Bp + jr * kc, c, ldc, alpha, beta_k);
+            else edge_kernel<Tr>(kc, Ap + ir * kc, Bp + jr * kc, c, ldc, mr, nr, alpha, beta_k);
           }
         }
       }
+    }
+  }
+}
+
+// Threads split C into row or column stripes of whole micro-tiles; each packs its own
+// operands. Splitting the longer side keeps stripes wide and duplicated packing small.
+template <class Tl, class T>
+void gemm_threads(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+                  int64_t ldb, T beta, T* C, int64_t ldc, int threads) {
+  constexpr int MR = Tl::MR, NR = Tl::NR;
+  const bool split_rows = M >= N;
+  const int64_t units = split_rows ? (M + MR - 1) / MR : (N + NR - 1) / NR;
+  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  int64_t nt = omp_in_parallel() ? 1 : std::min<int64_t>({threads, units, static_cast<int64_t>(flops / 4e6) + 1});
+  if (nt <= 1) {
+    gemm_serial<Tl>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+#pragma omp parallel num_threads(static_cast<int>(nt))
+  {
+    const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+    const int64_t u0 = units * t / n, u1 = units * (t + 1) / n;
+    if (split_rows) {
+      const int64_t m0 = u0 * MR, m1 = std::min(M, u1 * MR);
+      if (m0 < m1)
+        gemm_serial<Tl>(ta, tb, m1 - m0, N, K, alpha, A + (ta ? m0 : m0 * lda), lda, B, ldb, beta, C + m0 * ldc, ldc);
+    } else {
+      const int64_t n0 = u0 * NR, n1 = std::min(N, u1 * NR);
+      if (n0 < n1)
+        gemm_serial<Tl>(ta, tb, M, n1 - n0, K, alpha, A, lda, B + (tb ? n0 * ldb : n0), ldb, beta, C + n0, ldc);
     }
   }
 }
@@ -343,34 +377,54 @@ void packed_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
     return;
   }
-  constexpr int MR = Traits<T>::MR, NR = Traits<T>::NR;
-  // Threads split C into row or column stripes of whole micro-tiles; each packs its own
-  // operands. Splitting the longer side keeps stripes wide and duplicated packing small.
-  const bool split_rows = M >= N;
-  const int64_t units = split_rows ? (M + MR - 1) / MR : (N + NR - 1) / NR;
-  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-  int64_t nt = omp_in_parallel() ? 1 : std::min<int64_t>({threads, units, static_cast<int64_t>(flops / 4e6) + 1});
-  if (nt <= 1) {
-    gemm_serial<T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  // The tile shape that wastes least on partial tiles (12 x 32 unless 8 x 48 clearly wins,
+  // as for the 64-row products of convolutions).
+  using Tall = Tile<T, kTallMR, kTallNV>;
+  using Wide = Tile<T, kWideMR, kWideNV>;
+  auto padded = [&](int64_t mr, int64_t nr) {
+    return static_cast<double>((M + mr - 1) / mr * mr) * static_cast<double>((N + nr - 1) / nr * nr);
+  };
+  if (padded(Wide::MR, Wide::NR) < 0.97 * padded(Tall::MR, Tall::NR))
+    gemm_threads<Wide>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+  else
+    gemm_threads<Tall>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+}
+
+template <class T>
+void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* Bp, T* C, int64_t ldc, bool accumulate) {
+  using Tl = Tile<T, kWideMR, kWideNV>;
+  static_assert(Tl::MR == kPanelMR<T> && Tl::NR == kPanelNR<T>, "panel layout must match the 8-row tile");
+  constexpr int MR = Tl::MR, NR = Tl::NR;
+  if (M <= 0 || N <= 0) return;
+  const T beta = accumulate ? T(1) : T(0);
+  if (K <= 0) {
+    if (!accumulate)
+      for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
     return;
   }
-#pragma omp parallel num_threads(static_cast<int>(nt))
-  {
-    const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-    const int64_t u0 = units * t / n, u1 = units * (t + 1) / n;
-    if (split_rows) {
-      const int64_t m0 = u0 * MR, m1 = std::min(M, u1 * MR);
-      if (m0 < m1)
-        gemm_serial<T>(ta, tb, m1 - m0, N, K, alpha, A + (ta ? m0 : m0 * lda), lda, B, ldb, beta, C + m0 * ldc, ldc);
-    } else {
-      const int64_t n0 = u0 * NR, n1 = std::min(N, u1 * NR);
-      if (n0 < n1)
-        gemm_serial<T>(ta, tb, M, n1 - n0, K, alpha, A, lda, B + (tb ? n0 * ldb : n0), ldb, beta, C + n0, ldc);
+  // Each B panel (K x NR) stays in L1 while every A panel passes over it.
+  for (int64_t j = 0; j < N; j += NR) {
+    const T* b = Bp + (j / NR) * K * NR;
+    for (int64_t i = 0; i < M; i += MR) {
+      const T* a = Ap + (i / MR) * K * MR;
+      if (i + MR <= M && j + NR <= N) micro_kernel<Tl>(K, a, b, C + i * ldc + j, ldc, T(1), beta);
+      else edge_kernel<Tl>(K, a, b, C + i * ldc + j, ldc, std::min<int64_t>(MR, M - i), std::min<int64_t>(NR, N - j), T(1), beta);
     }
   }
 }
 
 #else  // no vector ISA: callers use Eigen
+
+template <class T>
+void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* Bp, T* C, int64_t ldc, bool accumulate) {
+  constexpr int MR = kPanelMR<T>, NR = kPanelNR<T>;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      T acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += Ap[(i / MR) * K * MR + k * MR + i % MR] * Bp[(j / NR) * K * NR + k * NR + j % NR];
+      C[i * ldc + j] = accumulate ? C[i * ldc + j] + acc : acc;
+    }
+}
 
 template <class T>
 bool packed_gemm_available() {
@@ -387,5 +441,7 @@ template void packed_gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, c
                                  int64_t, float, float*, int64_t, int);
 template void packed_gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t,
                                   const double*, int64_t, double, double*, int64_t, int);
+template void panel_gemm<float>(int64_t, int64_t, int64_t, const float*, const float*, float*, int64_t, bool);
+template void panel_gemm<double>(int64_t, int64_t, int64_t, const double*, const double*, double*, int64_t, bool);
 
 }  // namespace gr::native

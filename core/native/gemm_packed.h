@@ -18,4 +18,30 @@ template <class T>
 void packed_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
                  const T* B, int64_t ldb, T beta, T* C, int64_t ldc, int threads);
 
+// ---- panel GEMM: operands already laid out the way the micro-kernel reads them ----
+// Callers that produce their operands themselves (the Winograd convolution) write A as
+// ceil(M / MR) panels [K][MR] (panel i holds rows i*MR ..) and B as ceil(N / NR) panels
+// [K][NR], and skip the packing copies. The tile is the 8-row one of packed_gemm.
+#if defined(__AVX512F__)
+template <class T>
+inline constexpr int kPanelMR = 8;
+template <class T>
+inline constexpr int kPanelNR = sizeof(T) == 4 ? 48 : 24;
+#elif defined(__AVX2__) && defined(__FMA__)
+template <class T>
+inline constexpr int kPanelMR = 6;
+template <class T>
+inline constexpr int kPanelNR = sizeof(T) == 4 ? 16 : 8;
+#else
+template <class T>
+inline constexpr int kPanelMR = 4;
+template <class T>
+inline constexpr int kPanelNR = 4;
+#endif
+
+// C[M,N] = A B, or C += A B when accumulate; C row-major. Panel entries past M or N are
+// read but never reach C. Single-threaded (callers run several at once).
+template <class T>
+void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* Bp, T* C, int64_t ldc, bool accumulate);
+
 }  // namespace gr::native

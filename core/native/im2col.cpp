@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include "core/parallel.h"
 
 namespace gr::native {
@@ -20,6 +24,45 @@ ValidRange valid_range(int64_t offset, int64_t stride, int64_t size, int64_t n_o
   hi = std::min(hi, n_out);
   return {std::min(lo, hi), hi};
 }
+
+// dst[0, n) = src[0, n) and dst[0, n) += src[0, n) for the short rows of a convolution
+// window (often fewer than 16 elements): AVX-512 masked moves where available.
+template <class T>
+inline void copy_row(T* dst, const T* src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+template <class T>
+inline void add_row(T* dst, const T* src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+}
+#if defined(__AVX512F__)
+template <>
+inline void copy_row<float>(float* dst, const float* src, int64_t n) {
+  for (; n >= 16; n -= 16, dst += 16, src += 16) _mm512_storeu_ps(dst, _mm512_loadu_ps(src));
+  const __mmask16 m = static_cast<__mmask16>((1u << n) - 1);
+  _mm512_mask_storeu_ps(dst, m, _mm512_maskz_loadu_ps(m, src));
+}
+template <>
+inline void add_row<float>(float* dst, const float* src, int64_t n) {
+  for (; n >= 16; n -= 16, dst += 16, src += 16)
+    _mm512_storeu_ps(dst, _mm512_add_ps(_mm512_loadu_ps(dst), _mm512_loadu_ps(src)));
+  const __mmask16 m = static_cast<__mmask16>((1u << n) - 1);
+  _mm512_mask_storeu_ps(dst, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst), _mm512_maskz_loadu_ps(m, src)));
+}
+template <>
+inline void copy_row<double>(double* dst, const double* src, int64_t n) {
+  for (; n >= 8; n -= 8, dst += 8, src += 8) _mm512_storeu_pd(dst, _mm512_loadu_pd(src));
+  const __mmask8 m = static_cast<__mmask8>((1u << n) - 1);
+  _mm512_mask_storeu_pd(dst, m, _mm512_maskz_loadu_pd(m, src));
+}
+template <>
+inline void add_row<double>(double* dst, const double* src, int64_t n) {
+  for (; n >= 8; n -= 8, dst += 8, src += 8)
+    _mm512_storeu_pd(dst, _mm512_add_pd(_mm512_loadu_pd(dst), _mm512_loadu_pd(src)));
+  const __mmask8 m = static_cast<__mmask8>((1u << n) - 1);
+  _mm512_mask_storeu_pd(dst, m, _mm512_add_pd(_mm512_maskz_loadu_pd(m, dst), _mm512_maskz_loadu_pd(m, src)));
+}
+#endif
 
 // Rows (or planes) per parallel chunk so each chunk moves about kGrainSize elements.
 int64_t grain_for(int64_t elements_per_item) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, elements_per_item)); }
@@ -45,7 +88,7 @@ void im2col(const Conv2dArgs& a, const T* input, int64_t n0, int64_t nb, int64_t
           const T* srow = plane + (ho * a.stride_h + off_h) * a.W;  // srow[wo * sw + off_w] is in the row
           std::fill(drow, drow + wr.lo, T(0));
           if (a.stride_w == 1) {
-            for (int64_t wo = wr.lo; wo < wr.hi; ++wo) drow[wo] = srow[wo + off_w];
+            copy_row(drow + wr.lo, srow + wr.lo + off_w, wr.hi - wr.lo);
           } else {
             for (int64_t wo = wr.lo; wo < wr.hi; ++wo) drow[wo] = srow[wo * a.stride_w + off_w];
           }
@@ -62,7 +105,7 @@ void col2im_add(const Conv2dArgs& a, const T* cols, int64_t n0, int64_t nb, int6
   const int64_t L = a.H_out * a.W_out, P = nb * L, KK = a.kH * a.kW, HW = a.H * a.W;
   parallel_for(0, nb * cg, grain_for(KK * L), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      const int64_t n = p / cg, c = p % cg;
+      const int64_t c = p / nb, n = p % nb;  // channel-major: a cols row streams across images
       T* plane = grad_input + ((n0 + n) * a.C_in + c0 + c) * HW;
       for (int64_t i = 0; i < a.kH; ++i) {
         const int64_t off_h = i * a.dil_h - a.pad_h;
@@ -75,7 +118,7 @@ void col2im_add(const Conv2dArgs& a, const T* cols, int64_t n0, int64_t nb, int6
             const T* srow = src + ho * a.W_out;
             T* drow = plane + (ho * a.stride_h + off_h) * a.W;
             if (a.stride_w == 1) {
-              for (int64_t wo = wr.lo; wo < wr.hi; ++wo) drow[wo + off_w] += srow[wo];
+              add_row(drow + wr.lo + off_w, srow + wr.lo, wr.hi - wr.lo);
             } else {
               for (int64_t wo = wr.lo; wo < wr.hi; ++wo) drow[wo * a.stride_w + off_w] += srow[wo];
             }

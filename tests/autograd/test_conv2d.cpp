@@ -18,6 +18,17 @@ Tensor r(std::vector<int64_t> shape, uint64_t seed) {
 
 std::vector<int64_t> ints(const nlohmann::json& j) { return j.get<std::vector<int64_t>>(); }
 
+// Runs `body` once per CPU algorithm (im2col + GEMM, and Winograd where it applies).
+template <class F>
+void for_each_algorithm(F body) {
+  for (auto algo : {native::Conv2dCpuAlgorithm::kIm2col, native::Conv2dCpuAlgorithm::kWinograd}) {
+    CAPTURE(algo == native::Conv2dCpuAlgorithm::kWinograd ? "winograd" : "im2col");
+    native::set_conv2d_cpu_algorithm(algo);
+    body();
+  }
+  native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
+}
+
 const nlohmann::json& reference() {
   static const nlohmann::json ref = test::load_reference("conv_reference.json");
   return ref;
@@ -26,6 +37,7 @@ const nlohmann::json& reference() {
 }  // namespace
 
 TEST_CASE("conv2d matches PyTorch: output and input, weight, bias gradients (float64)") {
+  for_each_algorithm([] {
   for (const auto& c : reference().at("conv2d")) {
     CAPTURE(c.at("name").get<std::string>());
     Tensor x = test::tensor_from_json(c.at("input")).detach().requires_grad_(true);
@@ -40,9 +52,11 @@ TEST_CASE("conv2d matches PyTorch: output and input, weight, bias gradients (flo
     test::check_close(w.grad(), test::tensor_from_json(c.at("grad_weight")), 1e-10);
     if (b.defined()) test::check_close(b.grad(), test::tensor_from_json(c.at("grad_bias")), 1e-10);
   }
+  });
 }
 
 TEST_CASE("conv2d float32 matches the PyTorch float64 reference to float precision") {
+  for_each_algorithm([] {
   for (const auto& c : reference().at("conv2d")) {
     CAPTURE(c.at("name").get<std::string>());
     Tensor x = test::tensor_from_json(c.at("input"), kFloat32).detach().requires_grad_(true);
@@ -55,6 +69,7 @@ TEST_CASE("conv2d float32 matches the PyTorch float64 reference to float precisi
     test::check_close(x.grad(), test::tensor_from_json(c.at("grad_input")), 1e-4);
     test::check_close(w.grad(), test::tensor_from_json(c.at("grad_weight")), 1e-4);
   }
+  });
 }
 
 TEST_CASE("matmul matches PyTorch: 2-D, vectors and batched broadcasting, with gradients") {
@@ -73,42 +88,45 @@ TEST_CASE("matmul matches PyTorch: 2-D, vectors and batched broadcasting, with g
 TEST_CASE("gradcheck: conv2d input, weight and bias") {
   auto conv = [](IntArrayRef s, IntArrayRef p, IntArrayRef d, int64_t g) {
     std::vector<int64_t> sv = s.vec(), pv = p.vec(), dv = d.vec();
-    return [=](const TensorList& t) { return conv2d(t[0], t[1], t[2], sv, pv, dv, g); };
+    return std::function<Tensor(const TensorList&)>(
+        [=](const TensorList& t) { return conv2d(t[0], t[1], t[2], sv, pv, dv, g); });
   };
-  SUBCASE("plain") { CHECK(gradcheck(conv({1}, {0}, {1}, 1), {r({2, 2, 5, 4}, 1), r({3, 2, 3, 2}, 2), r({3}, 3)})); }
-  SUBCASE("stride and padding") {
-    CHECK(gradcheck(conv({2, 1}, {1, 2}, {1}, 1), {r({2, 2, 5, 5}, 4), r({2, 2, 3, 3}, 5), r({2}, 6)}));
-  }
-  SUBCASE("dilation") {
-    CHECK(gradcheck(conv({1}, {1}, {2, 1}, 1), {r({1, 2, 6, 5}, 7), r({2, 2, 2, 3}, 8), r({2}, 9)}));
-  }
-  SUBCASE("groups") {
-    CHECK(gradcheck(conv({1}, {1}, {1}, 2), {r({2, 4, 4, 4}, 10), r({4, 2, 3, 3}, 11), r({4}, 12)}));
-  }
-  SUBCASE("depthwise, stride 2") {
-    CHECK(gradcheck(conv({2}, {1}, {1}, 3), {r({1, 3, 5, 5}, 13), r({3, 1, 3, 3}, 14), r({3}, 15)}));
-  }
-  SUBCASE("pointwise 1x1") {
-    CHECK(gradcheck(conv({1}, {0}, {1}, 1), {r({2, 3, 3, 4}, 16), r({2, 3, 1, 1}, 17), r({2}, 18)}));
-  }
-  SUBCASE("no bias") {
-    CHECK(gradcheck([](const TensorList& t) { return conv2d(t[0], t[1], {}, 2, 1); },
-                    {r({2, 2, 4, 5}, 19), r({3, 2, 2, 2}, 20)}));
-  }
-  SUBCASE("non-contiguous input and weight") {
-    // x is an NHWC buffer viewed as NCHW; w a transposed buffer.
-    Generator g(21);
-    Tensor x = randn({2, 5, 4, 3}, TensorOptions(kFloat64), &g).permute({0, 3, 1, 2}).detach().requires_grad_(true);
-    Tensor w = randn({3, 2, 3, 2}, TensorOptions(kFloat64), &g).transpose(0, 1).detach().requires_grad_(true);
-    REQUIRE_FALSE(x.is_contiguous());
-    REQUIRE_FALSE(w.is_contiguous());
-    CHECK(gradcheck(conv({1}, {1}, {1}, 1), {x, w, r({2}, 22)}));
-  }
-  SUBCASE("only some inputs require grad") {
-    Tensor x = r({1, 2, 4, 4}, 23), w = r({2, 2, 3, 3}, 24).detach();
-    CHECK(gradcheck(conv({1}, {0}, {1}, 1), {x, w, r({2}, 25)}));
-    CHECK(gradcheck(conv({1}, {0}, {1}, 1), {x.detach(), r({2, 2, 3, 3}, 26), Tensor()}));
-  }
+  // A leaf that is an NHWC buffer viewed as NCHW, and a weight that is a transposed buffer.
+  Generator gen(21);
+  Tensor xnc = randn({2, 5, 4, 3}, TensorOptions(kFloat64), &gen).permute({0, 3, 1, 2}).detach().requires_grad_(true);
+  Tensor wnc = randn({3, 2, 3, 3}, TensorOptions(kFloat64), &gen).transpose(0, 1).detach().requires_grad_(true);
+  REQUIRE_FALSE(xnc.is_contiguous());
+  REQUIRE_FALSE(wnc.is_contiguous());
+  struct Case {
+    const char* name;
+    std::function<Tensor(const TensorList&)> f;
+    TensorList inputs;
+  };
+  const std::vector<Case> cases = {
+      {"plain", conv({1}, {0}, {1}, 1), {r({2, 2, 5, 4}, 1), r({3, 2, 3, 2}, 2), r({3}, 3)}},
+      {"stride and padding", conv({2, 1}, {1, 2}, {1}, 1), {r({2, 2, 5, 5}, 4), r({2, 2, 3, 3}, 5), r({2}, 6)}},
+      {"dilation", conv({1}, {1}, {2, 1}, 1), {r({1, 2, 6, 5}, 7), r({2, 2, 2, 3}, 8), r({2}, 9)}},
+      {"groups", conv({1}, {1}, {1}, 2), {r({2, 4, 4, 4}, 10), r({4, 2, 3, 3}, 11), r({4}, 12)}},
+      {"depthwise, stride 2", conv({2}, {1}, {1}, 3), {r({1, 3, 5, 5}, 13), r({3, 1, 3, 3}, 14), r({3}, 15)}},
+      {"pointwise 1x1", conv({1}, {0}, {1}, 1), {r({2, 3, 3, 4}, 16), r({2, 3, 1, 1}, 17), r({2}, 18)}},
+      {"no bias", [](const TensorList& t) { return conv2d(t[0], t[1], {}, 2, 1); },
+       {r({2, 2, 4, 5}, 19), r({3, 2, 2, 2}, 20)}},
+      {"non-contiguous input and weight", conv({1}, {1}, {1}, 1), {xnc, wnc, r({2}, 22)}},
+      {"weight without grad", conv({1}, {0}, {1}, 1), {r({1, 2, 4, 4}, 23), r({2, 2, 3, 3}, 24).detach(), r({2}, 25)}},
+      {"input without grad, no bias", conv({1}, {0}, {1}, 1),
+       {r({1, 2, 4, 4}, 23).detach(), r({2, 2, 3, 3}, 26), Tensor()}},
+      // 3x3, stride 1 (the Winograd tiling): odd and even output sizes, padding 0 to 3.
+      {"3x3 odd/even", conv({1}, {0}, {1}, 1), {r({2, 3, 5, 6}, 27), r({2, 3, 3, 3}, 28), r({2}, 29)}},
+      {"3x3 padding 2,1", conv({1}, {2, 1}, {1}, 1), {r({1, 2, 4, 3}, 30), r({3, 2, 3, 3}, 31), r({3}, 32)}},
+      {"3x3 padding 3", conv({1}, {3}, {1}, 1), {r({1, 1, 3, 4}, 33), r({2, 1, 3, 3}, 34), r({2}, 35)}},
+      {"3x3 groups", conv({1}, {1}, {1}, 2), {r({2, 4, 3, 5}, 36), r({6, 2, 3, 3}, 37), r({6}, 38)}},
+  };
+  for_each_algorithm([&] {
+    for (const Case& c : cases) {
+      CAPTURE(c.name);
+      CHECK(gradcheck(c.f, c.inputs));
+    }
+  });
 }
 
 TEST_CASE("conv2d gives the same results when the minibatch is cut into im2col chunks") {
@@ -131,6 +149,20 @@ TEST_CASE("conv2d gives the same results when the minibatch is cut into im2col c
     test::check_close(chunked[i], whole[i], 1e-12);
     test::check_close(single[i], whole[i], 1e-12);
   }
+}
+
+TEST_CASE("Winograd and im2col agree on a float32 convolution spanning several chunks") {
+  Tensor x = randn({7, 16, 30, 29}), w = randn({24, 16, 3, 3}), b = randn({24}), gy = randn({7, 24, 30, 29});
+  auto run = [&](native::Conv2dCpuAlgorithm algo) {
+    native::set_conv2d_cpu_algorithm(algo);
+    Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true);
+    Tensor y = conv2d(xi, wi, b, 1, 1);
+    y.backward(gy);
+    native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
+    return TensorList{y.detach(), xi.grad(), wi.grad()};
+  };
+  TensorList ref = run(native::Conv2dCpuAlgorithm::kIm2col), win = run(native::Conv2dCpuAlgorithm::kWinograd);
+  for (size_t i = 0; i < ref.size(); ++i) CHECK(win[i].allclose(ref[i], 1e-4, 1e-3));
 }
 
 TEST_CASE("conv2d rejects bad arguments with messages naming conv2d and the shapes") {

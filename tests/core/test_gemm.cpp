@@ -63,10 +63,11 @@ void check_all_layouts(Case c, T alpha, T beta, int64_t pad = 0, bool nan_c = fa
     for (bool tb : {false, true}) check_gemm<T>(ta, tb, c, alpha, beta, pad, nan_c);
 }
 
-// Sizes around the micro-tile (up to 12 x 32) and cache blocks (K 256/384, N ~500-700).
-const std::vector<Case> kCases = {{1, 1, 1},    {1, 17, 5},   {13, 1, 7},   {5, 3, 0},    {12, 32, 8},
-                                  {13, 33, 9},  {25, 47, 31}, {64, 64, 64}, {37, 70, 400}, {100, 130, 257},
-                                  {11, 700, 19}, {3, 1100, 4}};
+// Sizes around the micro-tiles (12 x 32 and 8 x 48; 64 x 96 and 16 x 50 pick the second)
+// and the cache blocks (K 256/384, N ~500-700).
+const std::vector<Case> kCases = {{1, 1, 1},     {1, 17, 5},    {13, 1, 7},    {5, 3, 0},     {12, 32, 8},
+                                  {13, 33, 9},   {25, 47, 31},  {64, 64, 64},  {64, 96, 50},  {16, 50, 9},
+                                  {8, 48, 3},    {37, 70, 400}, {100, 130, 257}, {11, 700, 19}, {3, 1100, 4}};
 
 }  // namespace
 

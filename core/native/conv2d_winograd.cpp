@@ -1,0 +1,260 @@
+// Winograd F(2x2, 3x3) (Lavin & Gray 2016). Per 2x2 output tile t and 4x4 input patch d_t:
+//   y_t = A^T [ sum_c U[c] .* V_t[c] ] A,  U = G g G^T (weights),  V_t = B^T d_t B (input)
+// so for each of the 16 transformed positions xi one GEMM does the channel sums:
+//   forward       M[xi] (og x T)  = U[xi] (og x cg) x V[xi] (cg x T)
+//   weight grad   dU[xi]         += Z[xi] (og x T) x V[xi]^T,   Z_t = A gy_t A^T
+//   input grad    dV[xi] (cg x T) = U[xi]^T x Z[xi],  gx = sum_t B dV_t B^T (overlapping patches)
+// and gw = G^T dU G. T counts the tiles of a chunk of images, sized so the transformed data
+// stays in cache between the transforms and the GEMMs. The transforms write the operands of
+// the forward and input-gradient GEMMs straight into panel_gemm's panels (no packing
+// copies); the weight-gradient GEMM contracts over tiles and goes through gemm_cpu.
+#include "core/native/conv2d_winograd.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "core/native/gemm.h"
+#include "core/native/gemm_packed.h"
+#include "core/native/winograd_transforms.h"
+#include "core/parallel.h"
+
+namespace gr::native {
+
+namespace {
+
+using winograd::Geo;
+
+// Calls put(xi, o, c, value) with U[xi][o][c] = (G g G^T)[xi] for weights w [og, cg, 3, 3].
+template <class T, class Put>
+void weight_transform(const T* w, int64_t og, int64_t cg, Put put) {
+  for (int64_t o = 0; o < og; ++o)
+    for (int64_t c = 0; c < cg; ++c) {
+      const T* k = w + (o * cg + c) * 9;
+      T p[4][3];
+      for (int j = 0; j < 3; ++j) {
+        p[0][j] = k[j];
+        p[1][j] = T(0.5) * (k[j] + k[3 + j] + k[6 + j]);
+        p[2][j] = T(0.5) * (k[j] - k[3 + j] + k[6 + j]);
+        p[3][j] = k[6 + j];
+      }
+      for (int a = 0; a < 4; ++a) {
+        put(4 * a, o, c, p[a][0]);
+        put(4 * a + 1, o, c, T(0.5) * (p[a][0] + p[a][1] + p[a][2]));
+        put(4 * a + 2, o, c, T(0.5) * (p[a][0] - p[a][1] + p[a][2]));
+        put(4 * a + 3, o, c, p[a][2]);
+      }
+    }
+}
+
+// The adjoint of weight_transform: gw [og, cg, 3, 3] = G^T du G, du[xi * xs + o * cg + c].
+template <class T>
+void weight_adjoint(const T* du, int64_t xs, int64_t og, int64_t cg, T* gw) {
+  for (int64_t oc = 0; oc < og * cg; ++oc) {
+    T r[3][4];
+    for (int b = 0; b < 4; ++b) {
+      const T d0 = du[b * xs + oc], d1 = du[(4 + b) * xs + oc], d2 = du[(8 + b) * xs + oc], d3 = du[(12 + b) * xs + oc];
+      r[0][b] = d0 + T(0.5) * (d1 + d2);
+      r[1][b] = T(0.5) * (d1 - d2);
+      r[2][b] = T(0.5) * (d1 + d2) + d3;
+    }
+    T* k = gw + oc * 9;
+    for (int i = 0; i < 3; ++i) {
+      k[3 * i] = r[i][0] + T(0.5) * (r[i][1] + r[i][2]);
+      k[3 * i + 1] = T(0.5) * (r[i][1] - r[i][2]);
+      k[3 * i + 2] = T(0.5) * (r[i][1] + r[i][2]) + r[i][3];
+    }
+  }
+}
+
+// Per-thread work buffers, kept between calls: fresh multi-MiB allocations come from mmap
+// and cost a page fault per 4 KiB on every call.
+template <class T>
+T* scratch(int slot, int64_t n) {
+  struct Buf {
+    std::unique_ptr<T[]> p;
+    int64_t n = 0;
+  };
+  thread_local Buf bufs[5];
+  Buf& b = bufs[slot];
+  if (b.n < n) b.p = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(n)), b.n = n;
+  return b.p.get();
+}
+
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// Distance between the 16 transformed matrices: their size plus 32 elements, so the 16
+// streams a transform writes never sit a multiple of 4 KiB apart (4K aliasing stalls).
+int64_t xi_stride(int64_t matrix_elements) { return matrix_elements + 32; }
+
+#ifndef GR_WINO_CHUNK
+#define GR_WINO_CHUNK (int64_t(1) << 20)
+#endif
+
+// Images per chunk: the chunk's transformed data (floats_per_tile per tile and xi) about
+// 1 MiB, so it is still in L2 when the GEMMs and the inverse transforms read it.
+int64_t chunk_images(const Conv2dArgs& a, const Geo& g, int64_t floats_per_tile, size_t elem) {
+  const int64_t per_image = 16 * floats_per_tile * g.TT * static_cast<int64_t>(elem);
+  return std::clamp<int64_t>(GR_WINO_CHUNK / std::max<int64_t>(per_image, 1), 1, std::max<int64_t>(a.N, 1));
+}
+
+// fn(i) for i in [0, n) (the 16 xi), in parallel when each item has enough work.
+template <class Fn>
+void for_each(int64_t n, int64_t work_per_item, Fn fn) {
+  parallel_for(0, n, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(work_per_item, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) fn(i);
+  });
+}
+
+// fn(row, image, buf) over the planes (rows x nb images) of a chunk, in parallel, image by
+// image so the NCHW planes are visited in memory order. buf has 8 Ub elements for the
+// transforms, then a 16 x TT staging area (see stage_out).
+template <class T, class Fn>
+void for_planes(int64_t nb, int64_t rows, const Geo& g, Fn fn) {
+  parallel_for(0, nb * rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(16 * g.TT, 1)),
+               [&](int64_t b, int64_t e) {
+                 std::vector<T> buf(static_cast<size_t>(8 * g.Ub + 16 * g.TT));  // zeroed: slack stays zero
+                 for (int64_t p = b; p < e; ++p) fn(p % rows, p / rows, buf.data());
+               });
+}
+
+// A transform writes a plane's 16 x TT values to a staging area in L1 first and stage_out
+// then copies each xi's run of tiles out whole: writing straight to the 16 (or 32) far-apart
+// destinations a few tiles at a time keeps too many partly written cache lines in flight.
+template <class T>
+inline void copy_run(const T* src, int64_t n, T* dst) {  // short runs: inline, no memmove call
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+#if defined(__AVX512F__)
+template <>
+inline void copy_run<float>(const float* src, int64_t n, float* dst) {
+  for (; n >= 16; n -= 16, src += 16, dst += 16) _mm512_storeu_ps(dst, _mm512_loadu_ps(src));
+  const __mmask16 m = static_cast<__mmask16>((1u << n) - 1);
+  _mm512_mask_storeu_ps(dst, m, _mm512_maskz_loadu_ps(m, src));
+}
+#endif
+
+template <class T>
+void stage_out(const T* stage, const Geo& g, const winograd::PlainOut<T>& o) {
+  for (int xi = 0; xi < 16; ++xi) copy_run(stage + xi * g.TT, g.TT, o.at(xi, 0));
+}
+template <class T, int NR>
+void stage_out(const T* stage, const Geo& g, const winograd::PanelOut<T, NR>& o) {
+  for (int xi = 0; xi < 16; ++xi)
+    for (int64_t t = 0; t < g.TT;) {
+      const int64_t run = std::min<int64_t>(g.TT - t, NR - (o.t0 + t) % NR);
+      copy_run(stage + xi * g.TT + t, run, o.at(xi, t));
+      t += run;
+    }
+}
+
+}  // namespace
+
+bool winograd_applicable(const Conv2dArgs& a) {
+  return a.kH == 3 && a.kW == 3 && a.stride_h == 1 && a.stride_w == 1 && a.dil_h == 1 && a.dil_w == 1;
+}
+
+template <class T>
+void winograd_forward(const Conv2dArgs& a, const T* x, const T* w, const T* bias, T* y) {
+  constexpr int MR = kPanelMR<T>, NR = kPanelNR<T>;
+  const Geo g(a);
+  const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G;
+  // U[xi] as A panels: [og / MR][cg][MR].
+  const int64_t us = round_up(og, MR) * cg;
+  T* u = scratch<T>(0, 16 * us);
+  const int64_t nb_max = chunk_images(a, g, cg + og, sizeof(T));
+  const int64_t tc_max = nb_max * g.TT;
+  T* v = scratch<T>(1, 16 * xi_stride(round_up(tc_max, NR) * cg));
+  T* m = scratch<T>(2, 16 * xi_stride(og * tc_max));
+  for (int64_t gi = 0; gi < G; ++gi) {
+    std::fill(u, u + 16 * us, T(0));
+    weight_transform(w + gi * og * cg * 9, og, cg, [&](int xi, int64_t o, int64_t c, T val) {
+      u[xi * us + (o / MR) * cg * MR + c * MR + o % MR] = val;
+    });
+    for (int64_t n0 = 0; n0 < a.N; n0 += nb_max) {
+      const int64_t nb = std::min(nb_max, a.N - n0), Tc = nb * g.TT;
+      const int64_t xv = xi_stride(round_up(Tc, NR) * cg), xm = xi_stride(og * Tc);
+      for_planes<T>(nb, cg, g, [&](int64_t c, int64_t n, T* buf) {  // V[xi] as B panels [Tc / NR][cg][NR]
+        T* stage = buf + 8 * g.Ub;
+        winograd::input_transform(x + ((n0 + n) * a.C_in + gi * cg + c) * g.H * g.W, g,
+                                  winograd::PlainOut<T>{stage, g.TT}, buf);
+        stage_out(stage, g, winograd::PanelOut<T, NR>{v + c * NR, xv, cg * NR, n * g.TT});
+      });
+      for_each(16, og * cg * Tc, [&](int64_t xi) {
+        panel_gemm(og, Tc, cg, u + xi * us, v + xi * xv, m + xi * xm, Tc, false);
+      });
+      for_planes<T>(nb, og, g, [&](int64_t o, int64_t n, T* buf) {
+        const int64_t oo = gi * og + o;
+        winograd::output_transform(m + o * Tc + n * g.TT, xm, g, bias ? bias[oo] : T(0),
+                                   y + ((n0 + n) * a.C_out + oo) * g.Ho * g.Wo, buf);
+      });
+    }
+  }
+}
+
+template <class T>
+void winograd_backward(const Conv2dArgs& a, const T* gy, const T* x, const T* w, T* gx, T* gw) {
+  constexpr int MR = kPanelMR<T>, NR = kPanelNR<T>;
+  const Geo g(a);
+  const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G;
+  // U[xi]^T as A panels [cg / MR][og][MR] (input gradient); dU[xi] plain [og][cg].
+  const int64_t us = round_up(cg, MR) * og, dus = og * cg;
+  T* ut = gx ? scratch<T>(0, 16 * us) : nullptr;
+  T* du = gw ? scratch<T>(1, 16 * dus) : nullptr;
+  const int64_t nb_max = chunk_images(a, g, cg + og * ((gx ? 1 : 0) + (gw ? 1 : 0)), sizeof(T));
+  const int64_t tc_max = nb_max * g.TT;
+  // Z plain [og][Tc] (weight gradient), Z as B panels [Tc / NR][og][NR] (input gradient);
+  // v holds V plain [cg][Tc] for the weight gradient, then dV plain for the input gradient.
+  T* z = gw ? scratch<T>(2, 16 * xi_stride(og * tc_max)) : nullptr;
+  T* zp = gx ? scratch<T>(3, 16 * xi_stride(round_up(tc_max, NR) * og)) : nullptr;
+  T* v = scratch<T>(4, 16 * xi_stride(cg * tc_max));
+  for (int64_t gi = 0; gi < G; ++gi) {
+    if (gx) {
+      std::fill(ut, ut + 16 * us, T(0));
+      weight_transform(w + gi * og * cg * 9, og, cg, [&](int xi, int64_t o, int64_t c, T val) {
+        ut[xi * us + (c / MR) * og * MR + o * MR + c % MR] = val;
+      });
+    }
+    for (int64_t n0 = 0; n0 < a.N; n0 += nb_max) {
+      const int64_t nb = std::min(nb_max, a.N - n0), Tc = nb * g.TT;
+      const int64_t xz = xi_stride(og * Tc), xzp = xi_stride(round_up(Tc, NR) * og), xv = xi_stride(cg * Tc);
+      for_planes<T>(nb, og, g, [&](int64_t o, int64_t n, T* buf) {
+        T* stage = buf + 8 * g.Ub;
+        winograd::output_adjoint(gy + ((n0 + n) * a.C_out + gi * og + o) * g.Ho * g.Wo, g,
+                                 winograd::PlainOut<T>{stage, g.TT}, buf);
+        if (gw) stage_out(stage, g, winograd::PlainOut<T>{z + o * Tc + n * g.TT, xz});
+        if (gx) stage_out(stage, g, winograd::PanelOut<T, NR>{zp + o * NR, xzp, og * NR, n * g.TT});
+      });
+      if (gw) {
+        for_planes<T>(nb, cg, g, [&](int64_t c, int64_t n, T* buf) {
+          T* stage = buf + 8 * g.Ub;
+          winograd::input_transform(x + ((n0 + n) * a.C_in + gi * cg + c) * g.H * g.W, g,
+                                    winograd::PlainOut<T>{stage, g.TT}, buf);
+          stage_out(stage, g, winograd::PlainOut<T>{v + c * Tc + n * g.TT, xv});
+        });
+        for_each(16, og * cg * Tc, [&](int64_t xi) {
+          gemm_cpu(false, true, og, cg, Tc, T(1), z + xi * xz, Tc, v + xi * xv, Tc,
+                   n0 == 0 ? T(0) : T(1), du + xi * dus, cg);
+        });
+      }
+      if (gx) {
+        for_each(16, og * cg * Tc, [&](int64_t xi) {  // dV, into v
+          panel_gemm(cg, Tc, og, ut + xi * us, zp + xi * xzp, v + xi * xv, Tc, false);
+        });
+        for_planes<T>(nb, cg, g, [&](int64_t c, int64_t n, T* buf) {
+          winograd::input_adjoint(v + c * Tc + n * g.TT, xv, g,
+                                  gx + ((n0 + n) * a.C_in + gi * cg + c) * g.H * g.W, buf);
+        });
+      }
+    }
+    if (gw) weight_adjoint(du, dus, og, cg, gw + gi * og * cg * 9);
+  }
+}
+
+template void winograd_forward<float>(const Conv2dArgs&, const float*, const float*, const float*, float*);
+template void winograd_forward<double>(const Conv2dArgs&, const double*, const double*, const double*, double*);
+template void winograd_backward<float>(const Conv2dArgs&, const float*, const float*, const float*, float*, float*);
+template void winograd_backward<double>(const Conv2dArgs&, const double*, const double*, const double*, double*,
+                                        double*);
+
+}  // namespace gr::native

@@ -1,0 +1,272 @@
+// bench_ops: CPU kernel benchmark. Every op is first checked against a plain reference
+// (naive double-precision loops: dot products for SGEMM, a direct convolution and its
+// gradients for conv2d, scalar loops for the element-wise ops and sum); only then is it
+// timed (best of --repeat runs). Prints a table, and with --json one JSON object as the
+// last stdout line (bench/compare_ops.py reads it and runs the same ops in PyTorch).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <gradring/gradring.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using gr::Tensor;
+
+// One benchmark: `check` returns the largest relative error against the reference and
+// the tolerance it must stay under; `run` is what gets timed; `work` is FLOPs or bytes.
+struct Bench {
+  std::string op, shape;
+  std::function<std::pair<double, double>()> check;
+  std::function<void()> run;
+  double work;
+  bool bytes;  // work counts bytes moved (GB/s), else FLOPs (GFLOP/s)
+};
+
+struct Result {
+  std::string op, shape;
+  double ms, rate, max_err;
+  bool bytes;
+};
+
+double seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Best of `repeat` runs after one warm-up; quick ops run more often (up to ~0.3 s).
+double best_ms(const std::function<void()>& run, int repeat) {
+  run();
+  double best = 1e30, total = 0;
+  for (int i = 0; i < repeat || (total < 0.3 && i < 50 * repeat); ++i) {
+    const double t0 = seconds();
+    run();
+    const double dt = seconds() - t0;
+    best = std::min(best, dt);
+    total += dt;
+  }
+  return best * 1e3;
+}
+
+Tensor rnd(std::vector<int64_t> shape, uint64_t seed) {
+  gr::Generator g(seed);
+  return gr::randn(shape, gr::TensorOptions(gr::kFloat32), &g);
+}
+
+const float* f32(const Tensor& t) { return t.data_ptr<float>(); }
+
+// ---- SGEMM: C = A B, checked on sampled entries against double dot products ----
+Bench sgemm(int64_t n) {
+  Tensor a = rnd({n, n}, 1), b = rnd({n, n}, 2);
+  auto check = [=] {
+    Tensor c = gr::mm(a, b);
+    const int64_t samples = n <= 256 ? n * n : 4096;
+    gr::Generator g(3);
+    Tensor idx = gr::randint(0, n * n, {samples}, gr::kInt64, &g);
+    double worst = 0;
+    for (int64_t s = 0; s < samples; ++s) {
+      const int64_t e = n <= 256 ? s : idx.data_ptr<int64_t>()[s], i = e / n, j = e % n;
+      double ref = 0, mag = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        ref += double(f32(a)[i * n + k]) * f32(b)[k * n + j];
+        mag += std::abs(double(f32(a)[i * n + k]) * f32(b)[k * n + j]);
+      }
+      worst = std::max(worst, std::abs(f32(c)[e] - ref) / mag);
+    }
+    return std::make_pair(worst, 1e-5);
+  };
+  const std::string s = std::to_string(n);
+  return {"sgemm", s + "x" + s + "x" + s, check, [=] { gr::mm(a, b); }, 2.0 * n * n * n, false};
+}
+
+// ---- conv2d (stride 1, no padding), checked against a direct convolution in double ----
+struct ConvShape {
+  const char* label;
+  int64_t N, C, H, W, O, k;
+  bool bias, input_grad;
+};
+
+struct DirectConv {  // y, and gx, gw, gb for a given gy
+  std::vector<double> y, gx, gw, gb;
+};
+DirectConv direct_conv(const ConvShape& s, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& gy) {
+  const int64_t Ho = s.H - s.k + 1, Wo = s.W - s.k + 1;
+  DirectConv r{std::vector<double>(s.N * s.O * Ho * Wo), std::vector<double>(s.N * s.C * s.H * s.W),
+               std::vector<double>(s.O * s.C * s.k * s.k), std::vector<double>(s.O)};
+  const float *px = f32(x), *pw = f32(w), *pb = b.defined() ? f32(b) : nullptr, *pg = f32(gy);
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t o = 0; o < s.O; ++o)
+      for (int64_t c = 0; c < s.C; ++c)
+        for (int64_t i = 0; i < s.k; ++i)
+          for (int64_t j = 0; j < s.k; ++j) {
+            const int64_t wi = ((o * s.C + c) * s.k + i) * s.k + j;
+            const double wv = pw[wi];
+            double gw = 0;
+            for (int64_t h = 0; h < Ho; ++h)
+              for (int64_t v = 0; v < Wo; ++v) {
+                const int64_t yi = ((n * s.O + o) * Ho + h) * Wo + v, xi = ((n * s.C + c) * s.H + h + i) * s.W + v + j;
+                r.y[yi] += px[xi] * wv;
+                r.gx[xi] += pg[yi] * wv;
+                gw += pg[yi] * double(px[xi]);
+              }
+            r.gw[wi] += gw;
+          }
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t o = 0; o < s.O; ++o)
+      for (int64_t p = 0; p < Ho * Wo; ++p) {
+        const int64_t yi = (n * s.O + o) * Ho * Wo + p;
+        r.y[yi] += pb ? pb[o] : 0.0;
+        r.gb[o] += pg[yi];
+      }
+  return r;
+}
+
+// Largest |got - ref| relative to the largest |ref|.
+double rel_err(const Tensor& got, const std::vector<double>& ref) {
+  Tensor c = got.contiguous();
+  double worst = 0, scale = 1e-30;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    worst = std::max(worst, std::abs(f32(c)[i] - ref[i]));
+    scale = std::max(scale, std::abs(ref[i]));
+  }
+  return worst / scale;
+}
+
+std::vector<Bench> conv2d(const ConvShape& s) {
+  Tensor x = rnd({s.N, s.C, s.H, s.W}, 10), w = rnd({s.O, s.C, s.k, s.k}, 11);
+  Tensor b = s.bias ? rnd({s.O}, 12) : Tensor();
+  const int64_t Ho = s.H - s.k + 1, Wo = s.W - s.k + 1;
+  Tensor gy = rnd({s.N, s.O, Ho, Wo}, 13);
+  const double fwd = 2.0 * s.N * s.O * Ho * Wo * s.C * s.k * s.k;
+  auto train_step = [=]() mutable {
+    Tensor xi = s.input_grad ? x.detach().requires_grad_(true) : x;
+    Tensor wi = w.detach().requires_grad_(true), bi = s.bias ? b.detach().requires_grad_(true) : Tensor();
+    gr::conv2d(xi, wi, bi).backward(gy);
+    return std::vector<Tensor>{xi.grad(), wi.grad(), bi.defined() ? bi.grad() : Tensor()};
+  };
+  auto check_fwd = [=] {
+    DirectConv ref = direct_conv(s, x, w, b, gy);
+    gr::NoGradGuard no_grad;
+    return std::make_pair(rel_err(gr::conv2d(x, w, b), ref.y), 1e-5);
+  };
+  auto check_bwd = [=]() mutable {
+    DirectConv ref = direct_conv(s, x, w, b, gy);
+    std::vector<Tensor> g = train_step();
+    double err = rel_err(g[1], ref.gw);
+    if (s.input_grad) err = std::max(err, rel_err(g[0], ref.gx));
+    if (s.bias) err = std::max(err, rel_err(g[2], ref.gb));
+    return std::make_pair(err, 1e-5);
+  };
+  const double bwd = fwd * (s.input_grad ? 2 : 1);
+  return {{"conv2d_fwd", s.label, check_fwd, [=] {
+             gr::NoGradGuard no_grad;
+             gr::conv2d(x, w, b);
+           }, fwd, false},
+          {"conv2d_fwdbwd", s.label, check_bwd, [=]() mutable { train_step(); }, fwd + bwd, false}};
+}
+
+// ---- element-wise and reduction, in GB/s of tensor data read + written ----
+std::vector<Bench> elementwise(int64_t n) {
+  Tensor a = rnd({n}, 20), b = rnd({n}, 21);
+  const std::string s = std::to_string(n);
+  auto check_map = [=](std::function<Tensor()> f, std::function<double(float, float)> ref) {
+    return [=] {
+      Tensor c = f();
+      double worst = 0;
+      for (int64_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(f32(c)[i] - ref(f32(a)[i], f32(b)[i])));
+      return std::make_pair(worst, 0.0);
+    };
+  };
+  auto check_sum = [=] {
+    double ref = 0, mag = 0;
+    for (int64_t i = 0; i < n; ++i) ref += f32(a)[i], mag += std::abs(f32(a)[i]);
+    return std::make_pair(std::abs(a.sum().item<float>() - ref) / mag, 1e-5);
+  };
+  const double e = sizeof(float) * double(n);
+  return {{"add", s, check_map([=] { return a + b; }, [](float x, float y) { return double(x + y); }),
+           [=] { a + b; }, 3 * e, true},
+          {"relu", s, check_map([=] { return gr::relu(a); }, [](float x, float) { return double(x > 0 ? x : 0); }),
+           [=] { gr::relu(a); }, 2 * e, true},
+          {"sum", s, check_sum, [=] { a.sum(); }, e, true}};
+}
+
+const std::vector<std::string> kOps = {"sgemm", "conv2d_fwd", "conv2d_fwdbwd", "add", "relu", "sum"};
+
+// A filter token selects an op by its full name or its family (the part before '_').
+bool selected(const std::vector<std::string>& filter, const std::string& op) {
+  if (filter.empty()) return true;
+  const std::string family = op.substr(0, op.find('_'));
+  return std::any_of(filter.begin(), filter.end(), [&](const std::string& f) { return f == op || f == family; });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench_ops: validate each CPU kernel against a reference, then time it (best of N)"};
+  int threads = 1, repeat = 10;
+  bool json = false;
+  std::string ops_arg;
+  app.add_option("--threads", threads, "CPU threads (gr::set_num_threads)")->check(CLI::Range(1, 1024));
+  app.add_option("--repeat", repeat, "timed runs per op; the best is reported")->check(CLI::Range(1, 100000));
+  app.add_option("--ops", ops_arg, "comma-separated ops or families: sgemm, conv2d (conv2d_fwd, conv2d_fwdbwd), add, relu, sum");
+  app.add_flag("--json", json, "also print one JSON object as the last line");
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<std::string> filter;
+  for (std::stringstream ss(ops_arg); ss.good();) {
+    std::string tok;
+    std::getline(ss, tok, ',');
+    if (tok.empty()) continue;
+    if (!std::any_of(kOps.begin(), kOps.end(), [&](const std::string& op) { return selected({tok}, op); })) {
+      std::cerr << "bench_ops: --ops: unknown op '" << tok << "'; choose from";
+      for (const auto& op : kOps) std::cerr << ' ' << op;
+      std::cerr << " (or a family: sgemm, conv2d)\n";
+      return 2;
+    }
+    filter.push_back(tok);
+  }
+  gr::set_num_threads(threads);
+
+  std::vector<Bench> benches;
+  if (selected(filter, "sgemm"))
+    for (int64_t n : {256, 512, 1024, 2048}) benches.push_back(sgemm(n));
+  for (const ConvShape& s : {ConvShape{"64x32x13x13,w64x32x3x3", 64, 32, 13, 13, 64, 3, false, true},
+                             ConvShape{"mnist.conv1:64x1x28x28,w32x1x3x3,bias", 64, 1, 28, 28, 32, 3, true, false},
+                             ConvShape{"mnist.conv2:64x32x13x13,w64x32x3x3,bias", 64, 32, 13, 13, 64, 3, true, true}})
+    for (Bench& b : conv2d(s))
+      if (selected(filter, b.op)) benches.push_back(std::move(b));
+  for (Bench& b : elementwise(int64_t(1) << 22))
+    if (selected(filter, b.op)) benches.push_back(std::move(b));
+
+  std::printf("bench_ops: gradring %s, %d thread(s), best of %d\n", gr::kVersion, threads, repeat);
+  std::printf("%-14s %-42s %10s %16s  %s\n", "op", "shape", "time_ms", "rate", "check (rel err)");
+  std::vector<Result> results;
+  for (const Bench& b : benches) {
+    const auto [err, tol] = b.check();
+    if (!(err <= tol)) {
+      std::fprintf(stderr, "bench_ops: %s %s FAILED validation: relative error %.3g > %.3g; not timing it\n",
+                   b.op.c_str(), b.shape.c_str(), err, tol);
+      return 1;
+    }
+    const double ms = best_ms(b.run, repeat);
+    const double rate = b.work / (ms * 1e-3) / 1e9;
+    std::printf("%-14s %-42s %10.3f %10.1f %-5s  ok (%.1e)\n", b.op.c_str(), b.shape.c_str(), ms, rate,
+                b.bytes ? "GB/s" : "GF/s", err);
+    std::fflush(stdout);
+    results.push_back({b.op, b.shape, ms, rate, err, b.bytes});
+  }
+  if (json) {
+    nlohmann::json out = {{"bench", "bench_ops"}, {"threads", threads}, {"repeat", repeat}, {"results", nlohmann::json::array()}};
+    for (const Result& r : results)
+      out["results"].push_back({{"op", r.op}, {"shape", r.shape}, {"ms", r.ms}, {r.bytes ? "gbps" : "gflops", r.rate},
+                                {"max_rel_err", r.max_err}});
+    std::cout << out.dump() << std::endl;
+  }
+  return 0;
+}

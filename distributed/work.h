@@ -1,0 +1,60 @@
+// Work: the handle of an asynchronous collective. wait() blocks until it is done (and
+// rethrows its error, or throws after a timeout); is_completed() polls. For CPU backends
+// "done" means the result is in the output tensors; see Note [Work and streams] for CUDA.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace gr::distributed {
+
+// Note [Work and streams]
+// On CPU backends wait() returns when the collective has finished and its outputs hold the
+// result. On NCCL, wait() makes the caller's current CUDA stream wait for the collective
+// (an event), without blocking the host; synchronize() blocks the host as well.
+
+class Work {
+ public:
+  explicit Work(std::string description) : description_(std::move(description)) {}
+  virtual ~Work() = default;
+  Work(const Work&) = delete;
+  Work& operator=(const Work&) = delete;
+
+  bool is_completed() const;
+  // True once completed without error.
+  bool is_success() const;
+  // Blocks until done; rethrows the collective's error. A zero timeout means no limit;
+  // otherwise a gr::Error names the collective and how long was waited.
+  virtual void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  virtual void synchronize() { wait(); }
+  std::exception_ptr exception() const;
+  // The tensors holding the result (e.g. the reduced bucket), for communication hooks.
+  const std::vector<Tensor>& result() const { return result_; }
+  const std::string& description() const { return description_; }
+  // Runs `fn` when the collective finishes, before wait() returns to anyone (immediately if
+  // it already finished), on the finishing thread. Chains a hook's post-processing.
+  void then(std::function<void()> fn);
+
+  // Backends: set the result, then mark the work finished (successfully or with an error).
+  void set_result(std::vector<Tensor> result) { result_ = std::move(result); }
+  void finish(std::exception_ptr error = nullptr);
+
+ private:
+  std::string description_;
+  mutable std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool completed_ = false;
+  bool finishing_ = false;
+  std::exception_ptr error_;
+  std::vector<Tensor> result_;
+  std::vector<std::function<void()>> callbacks_;
+};
+
+}  // namespace gr::distributed

@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+"""Runs gradring's bench_ops and the same ops in PyTorch, in one go, and prints them side by side.
+
+For each thread count, gradring (apps/bench_ops --json) and PyTorch run alternately for
+--rounds rounds (the machine is shared; each side keeps its best time over the rounds).
+PyTorch runs in a child process with OpenBLAS (LD_LIBRARY_PATH=.../openblas-openmp,
+OPENBLAS_CORETYPE=SkylakeX), OMP_NUM_THREADS=<n> and torch.set_num_threads(<n>).
+
+    /usr/bin/python3 bench/compare_ops.py --bench build/apps/bench_ops [--threads 1,2]
+        [--repeat 20] [--rounds 3] [--ops sgemm,conv2d] [--markdown]
+
+Needs Debian's python (/usr/bin/python3, the one with torch). Prints a table (markdown with
+--markdown) and whether the targets hold: SGEMM >= 0.9x torch (GFLOP/s) at every size and
+thread count, conv2d fwd+bwd of 64x32x13x13 * 64x32x3x3 >= 1.25x torch (time) at 1 thread.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+CONV_TARGET = ("conv2d_fwdbwd", "64x32x13x13,w64x32x3x3")
+
+# (label, N, C, H, W, O, k, bias, input_grad): the same shapes as apps/bench_ops.cpp.
+CONV_SHAPES = [
+    ("64x32x13x13,w64x32x3x3", 64, 32, 13, 13, 64, 3, False, True),
+    ("mnist.conv1:64x1x28x28,w32x1x3x3,bias", 64, 1, 28, 28, 32, 3, True, False),
+    ("mnist.conv2:64x32x13x13,w64x32x3x3,bias", 64, 32, 13, 13, 64, 3, True, True),
+]
+OPS = ["sgemm", "conv2d_fwd", "conv2d_fwdbwd", "add", "relu", "sum"]
+
+
+def selected(filters, op):
+    return not filters or any(f == op or f == op.split("_")[0] for f in filters)
+
+
+# ---------------------------------------------------------------- torch side (child process)
+def torch_worker(threads, repeat, filters):
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+
+    def best_ms(fn):
+        fn()
+        best, total, i = 1e30, 0.0, 0
+        while i < repeat or (total < 0.3 and i < 50 * repeat):
+            t0 = time.perf_counter()
+            fn()
+            dt = time.perf_counter() - t0
+            best, total, i = min(best, dt), total + dt, i + 1
+        return best * 1e3
+
+    results = []
+
+    def add(op, shape, fn, work, is_bytes):
+        ms = best_ms(fn)
+        rate = work / (ms * 1e-3) / 1e9
+        results.append({"op": op, "shape": shape, "ms": ms, ("gbps" if is_bytes else "gflops"): rate})
+
+    if selected(filters, "sgemm"):
+        for n in (256, 512, 1024, 2048):
+            a, b = torch.randn(n, n), torch.randn(n, n)
+            add("sgemm", f"{n}x{n}x{n}", lambda: torch.mm(a, b), 2.0 * n ** 3, False)
+    for label, N, C, H, W, O, k, bias, input_grad in CONV_SHAPES:
+        x, w = torch.randn(N, C, H, W), torch.randn(O, C, k, k)
+        b = torch.randn(O) if bias else None
+        Ho, Wo = H - k + 1, W - k + 1
+        gy = torch.randn(N, O, Ho, Wo)
+        fwd = 2.0 * N * O * Ho * Wo * C * k * k
+
+        def forward(x=x, w=w, b=b):
+            with torch.no_grad():
+                F.conv2d(x, w, b)
+
+        def train_step(x=x, w=w, b=b, gy=gy, input_grad=input_grad):
+            xi = x.detach().requires_grad_(True) if input_grad else x
+            wi = w.detach().requires_grad_(True)
+            bi = b.detach().requires_grad_(True) if b is not None else None
+            F.conv2d(xi, wi, bi).backward(gy)
+
+        if selected(filters, "conv2d_fwd"):
+            add("conv2d_fwd", label, forward, fwd, False)
+        if selected(filters, "conv2d_fwdbwd"):
+            add("conv2d_fwdbwd", label, train_step, fwd * (3 if input_grad else 2), False)
+    n = 1 << 22
+    a, b = torch.randn(n), torch.randn(n)
+    e = 4.0 * n
+    if selected(filters, "add"):
+        add("add", str(n), lambda: a + b, 3 * e, True)
+    if selected(filters, "relu"):
+        add("relu", str(n), lambda: torch.relu(a), 2 * e, True)
+    if selected(filters, "sum"):
+        add("sum", str(n), lambda: a.sum(), e, True)
+    print(json.dumps({"bench": "torch", "threads": threads, "torch": torch.__version__, "results": results}))
+
+
+# ---------------------------------------------------------------- driver
+def last_json_line(text, who):
+    for line in reversed(text.strip().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    sys.exit(f"compare_ops: no JSON line in the output of {who}:\n{text}")
+
+
+def run_gradring(bench, threads, repeat, ops):
+    cmd = [bench, "--json", "--threads", str(threads), "--repeat", str(repeat)] + (["--ops", ops] if ops else [])
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"compare_ops: {' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}{p.stderr}")
+    return last_json_line(p.stdout, "bench_ops")
+
+
+def run_torch(threads, repeat, ops):
+    cmd = ["/usr/bin/python3", os.path.abspath(__file__), "--torch-worker", "--threads", str(threads),
+           "--repeat", str(repeat)] + (["--ops", ops] if ops else [])
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_CORETYPE="SkylakeX",
+               LD_LIBRARY_PATH=OPENBLAS_DIR + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"compare_ops: the torch run failed ({p.returncode}):\n{p.stdout}{p.stderr}")
+    return last_json_line(p.stdout, "the torch run")
+
+
+def keep_best(best, run):
+    for r in run["results"]:
+        key = (r["op"], r["shape"])
+        if key not in best or r["ms"] < best[key]["ms"]:
+            best[key] = r
+
+
+def cpu_model():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bench", default="build/apps/bench_ops", help="path to the bench_ops executable")
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    ap.add_argument("--repeat", type=int, default=20, help="timed runs per op (best is kept)")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating gradring/torch rounds per thread count")
+    ap.add_argument("--ops", default="", help="op filter passed to both sides (e.g. sgemm,conv2d)")
+    ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    try:
+        threads = [int(t) for t in args.threads.split(",") if t]
+    except ValueError:
+        ap.error(f"--threads: expected comma-separated integers, got '{args.threads}'")
+    if not threads or min(threads) < 1:
+        ap.error("--threads: thread counts must be positive")
+    if args.repeat < 1 or args.rounds < 1:
+        ap.error("--repeat and --rounds must be positive")
+    filters = [f for f in args.ops.split(",") if f]
+    for f in filters:
+        if not any(selected([f], op) for op in OPS):
+            ap.error(f"--ops: unknown op '{f}'; choose from {', '.join(OPS)} (or a family: sgemm, conv2d)")
+    if args.torch_worker:
+        torch_worker(threads[0], args.repeat, filters)
+        return
+    if not os.access(args.bench, os.X_OK):
+        ap.error(f"--bench: {args.bench} is not an executable (build apps/bench_ops first)")
+
+    rows, ok = [], True
+    for t in threads:
+        g_best, t_best = {}, {}
+        for _ in range(args.rounds):
+            keep_best(g_best, run_gradring(args.bench, t, args.repeat, args.ops))
+            keep_best(t_best, run_torch(t, args.repeat, args.ops))
+        for key, g in g_best.items():
+            tr = t_best.get(key)
+            if tr is None:
+                continue
+            unit = "gbps" if "gbps" in g else "gflops"
+            speedup = tr["ms"] / g["ms"]
+            rows.append((key[0], key[1], t, g["ms"], tr["ms"], g[unit], tr[unit], unit, speedup))
+
+    when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    print(f"compare_ops: {when}, {cpu_model()}, {os.cpu_count()} CPUs; gradring best of {args.rounds} rounds "
+          f"x {args.repeat} runs vs torch (OpenBLAS {OPENBLAS_DIR}, OPENBLAS_CORETYPE=SkylakeX)")
+    head = ["op", "shape", "threads", "gradring ms", "torch ms", "gradring rate", "torch rate", "speedup"]
+    lines = []
+    for op, shape, t, gms, tms, grate, trate, unit, sp in rows:
+        u = "GB/s" if unit == "gbps" else "GFLOP/s"
+        lines.append([op, shape, str(t), f"{gms:.3f}", f"{tms:.3f}", f"{grate:.1f} {u}", f"{trate:.1f} {u}",
+                      f"{sp:.2f}x"])
+    if args.markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "|".join("---" for _ in head) + "|")
+        for l in lines:
+            print("| " + " | ".join(l) + " |")
+    else:
+        widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h) for i, h in enumerate(head)]
+        print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
+        for l in lines:
+            print("  ".join(c.ljust(w) for c, w in zip(l, widths)))
+
+    # Targets: SGEMM >= 0.9x torch's GFLOP/s everywhere; the conv2d training step >= 1.25x at 1 thread.
+    for op, shape, t, gms, tms, grate, trate, unit, sp in rows:
+        if op == "sgemm":
+            good = sp >= 0.9
+            print(f"target sgemm {shape} @ {t} thread(s): {sp:.2f}x torch (need >= 0.90): {'met' if good else 'NOT met'}")
+            ok &= good
+        if (op, shape) == CONV_TARGET and t == 1:
+            good = sp >= 1.25
+            print(f"target conv2d fwd+bwd {shape} @ 1 thread: {sp:.2f}x torch (need >= 1.25): {'met' if good else 'NOT met'}")
+            ok &= good
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

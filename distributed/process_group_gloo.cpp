@@ -1,0 +1,323 @@
+// ProcessGroupGloo: Gloo contexts over our Store, the reduction functions per dtype, and one
+// Gloo call per collective on the worker thread.
+#include "distributed/process_group_gloo.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/reduce.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "core/factory.h"
+#include "core/native/copy.h"
+#include "core/native/elementwise.h"
+#include "distributed/init.h"
+
+namespace gr::distributed {
+
+namespace {
+
+// Gloo's store interface on top of ours.
+class GlooStoreAdapter : public gloo::rendezvous::Store {
+ public:
+  explicit GlooStoreAdapter(std::shared_ptr<distributed::Store> store) : store_(std::move(store)) {}
+  void set(const std::string& key, const std::vector<char>& data) override {
+    store_->set(key, Bytes(data.begin(), data.end()));
+  }
+  std::vector<char> get(const std::string& key) override {
+    Bytes b = store_->get(key);
+    return {b.begin(), b.end()};
+  }
+  void wait(const std::vector<std::string>& keys) override { store_->wait(keys); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    store_->wait(keys, timeout);
+  }
+
+ private:
+  std::shared_ptr<distributed::Store> store_;
+};
+
+// Element-wise reduction c = a (op) b for Gloo, in the tensor's own C++ type.
+template <class T, class F>
+gloo::AllreduceOptions::Func make_reduce(F f) {
+  return [f](void* c, const void* a, const void* b, size_t n) {
+    T* out = static_cast<T*>(c);
+    const T* x = static_cast<const T*>(a);
+    const T* y = static_cast<const T*>(b);
+    for (size_t i = 0; i < n; ++i) out[i] = T(f(x[i], y[i]));
+  };
+}
+
+template <class T>
+gloo::AllreduceOptions::Func reduce_fn_typed(ReduceOp op) {
+  using V = std::conditional_t<std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>, float, T>;
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg: return make_reduce<T>([](V a, V b) { return a + b; });
+    case ReduceOp::Product: return make_reduce<T>([](V a, V b) { return a * b; });
+    case ReduceOp::Min: return make_reduce<T>([](V a, V b) { return a < b ? a : b; });
+    case ReduceOp::Max: return make_reduce<T>([](V a, V b) { return a > b ? a : b; });
+  }
+  return nullptr;
+}
+
+gloo::AllreduceOptions::Func reduce_fn(ReduceOp op, ScalarType t) {
+  switch (t) {
+    case kFloat32: return reduce_fn_typed<float>(op);
+    case kFloat64: return reduce_fn_typed<double>(op);
+    case kInt64: return reduce_fn_typed<int64_t>(op);
+    case kUInt8: return reduce_fn_typed<uint8_t>(op);
+    case kBFloat16: return reduce_fn_typed<BFloat16>(op);
+    case kFloat16: return reduce_fn_typed<Half>(op);
+    default: GR_ERROR("gloo: dtype ", t, " cannot be reduced");
+  }
+}
+
+// Gloo's typed setters only use sizeof(T): a same-sized carrier type per element size.
+template <class F>
+decltype(auto) with_element_type(size_t size, F&& f) {
+  switch (size) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    case 8: return f(uint64_t{});
+  }
+  GR_ERROR("gloo: unsupported element size ", size);
+}
+
+void check_avg(ReduceOp op, const Tensor& t, const char* what) {
+  GR_CHECK(op != ReduceOp::Avg || t.is_floating_point(), "gloo ", what, ": avg needs a floating point tensor, got ",
+           t.scalar_type());
+}
+
+void divide_by(const Tensor& t, int size) { native::div_(t, native::wrapped_scalar(t, static_cast<double>(size))); }
+
+std::string interface_from_env() {
+  for (const char* name : {"GRADRING_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"})
+    if (const char* v = std::getenv(name); v && *v) return v;
+  return {};
+}
+
+}  // namespace
+
+std::string local_address_for(const std::string& peer) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* res = nullptr;
+  GR_CHECK(::getaddrinfo(peer.c_str(), "9", &hints, &res) == 0 && res, "gloo: cannot resolve host '", peer, "'");
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  std::string address = "127.0.0.1";
+  if (fd >= 0 && ::connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
+    sockaddr_in local{};
+    socklen_t len = sizeof local;
+    char text[INET_ADDRSTRLEN];
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+        ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text))
+      address = text;
+  }
+  if (fd >= 0) ::close(fd);
+  ::freeaddrinfo(res);
+  return address;
+}
+
+ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, const GlooOptions& options)
+    : QueuedProcessGroup(rank, size) {
+  GR_CHECK(store != nullptr, "gloo: a store is needed for the rendezvous");
+  timeout_ = options.timeout;
+  gloo::transport::tcp::attr attr;
+  attr.ai_family = AF_INET;
+  std::string iface = options.interface.empty() ? interface_from_env() : options.interface;
+  if (!iface.empty()) attr.iface = iface;
+  else attr.hostname = options.hostname.empty() ? local_address_for(options.master_addr) : options.hostname;
+  std::shared_ptr<gloo::transport::Device> device;
+  try {
+    device = gloo::transport::tcp::CreateDevice(attr);
+    auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    context->setTimeout(options.timeout);
+    GlooStoreAdapter adapter(store);
+    context->connectFullMesh(adapter, device);
+    context_ = context;
+  } catch (const gr::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    GR_ERROR("gloo: rank ", rank, " of ", size, " could not connect to its peers (address ",
+             iface.empty() ? attr.hostname : "interface " + iface, "): ", e.what());
+  }
+}
+
+ProcessGroupGloo::~ProcessGroupGloo() { shutdown(); }
+
+WorkPtr ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op) {
+  check_tensor(tensor, "allreduce");
+  check_avg(op, tensor, "allreduce");
+  Tensor t = tensor;
+  return enqueue(describe("allreduce", t, reduce_op_name(op)), {t}, [this, t, op] {
+    if (size_ > 1) {
+      gloo::AllreduceOptions o(context_);
+      with_element_type(t.element_size(), [&](auto e) {
+        o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
+      });
+      o.setReduceFunction(reduce_fn(op, t.scalar_type()));
+      o.setTag(next_tag());
+      o.setTimeout(timeout_);
+      gloo::allreduce(o);
+    }
+    if (op == ReduceOp::Avg) divide_by(t, size_);
+  });
+}
+
+WorkPtr ProcessGroupGloo::broadcast(Tensor& tensor, int root) {
+  check_tensor(tensor, "broadcast");
+  check_rank(root, "root", "broadcast");
+  Tensor t = tensor;
+  return enqueue(describe("broadcast", t), {t}, [this, t, root] {
+    if (size_ == 1) return;
+    gloo::BroadcastOptions o(context_);
+    with_element_type(t.element_size(), [&](auto e) {
+      o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
+    });
+    o.setRoot(root);
+    o.setTag(next_tag());
+    o.setTimeout(timeout_);
+    gloo::broadcast(o);
+  });
+}
+
+WorkPtr ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, const Tensor& input) {
+  check_tensor(input, "allgather");
+  GR_CHECK(static_cast<int>(outputs.size()) == size_, "gloo allgather: expected ", size_, " output tensors, got ",
+           outputs.size());
+  for (const Tensor& o : outputs)
+    GR_CHECK(o.defined() && o.sizes() == input.sizes() && o.scalar_type() == input.scalar_type(),
+             "gloo allgather: every output must have the input's shape ", input.sizes(), " and dtype ",
+             input.scalar_type());
+  std::vector<Tensor> outs = outputs;
+  Tensor in = input;
+  return enqueue(describe("allgather", in), outs, [this, outs, in] {
+    Tensor flat = empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
+    gloo::AllgatherOptions o(context_);
+    with_element_type(in.element_size(), [&](auto e) {
+      using E = decltype(e);
+      o.setInput(static_cast<E*>(in.data_ptr()), static_cast<size_t>(in.numel()));
+      o.setOutput(static_cast<E*>(flat.data_ptr()), static_cast<size_t>(flat.numel()));
+    });
+    o.setTag(next_tag());
+    o.setTimeout(timeout_);
+    gloo::allgather(o);
+    for (int r = 0; r < size_; ++r)
+      native::copy_(outs[r], make_view(flat, in.sizes().vec(), contiguous_strides(in.sizes()), r * in.numel()));
+  });
+}
+
+// Gloo has no reduce-scatter with the new API: allreduce the concatenated inputs and keep
+// this rank's slice (twice the traffic of a ring reduce-scatter; correct for every op).
+WorkPtr ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
+  check_tensor(output, "reduce_scatter");
+  check_avg(op, output, "reduce_scatter");
+  GR_CHECK(static_cast<int>(inputs.size()) == size_, "gloo reduce_scatter: expected ", size_, " input tensors, got ",
+           inputs.size());
+  for (const Tensor& i : inputs)
+    GR_CHECK(i.defined() && i.sizes() == output.sizes() && i.scalar_type() == output.scalar_type(),
+             "gloo reduce_scatter: every input must have the output's shape ", output.sizes(), " and dtype ",
+             output.scalar_type());
+  Tensor out = output;
+  std::vector<Tensor> ins = inputs;
+  return enqueue(describe("reduce_scatter", out, reduce_op_name(op)), {out}, [this, out, ins, op] {
+    const int64_t n = out.numel();
+    Tensor flat = empty({static_cast<int64_t>(size_) * n}, out.options());
+    for (int r = 0; r < size_; ++r)
+      native::copy_(make_view(flat, out.sizes().vec(), contiguous_strides(out.sizes()), r * n), ins[r]);
+    if (size_ > 1) {
+      gloo::AllreduceOptions o(context_);
+      with_element_type(out.element_size(), [&](auto e) {
+        o.setOutput(static_cast<decltype(e)*>(flat.data_ptr()), static_cast<size_t>(flat.numel()));
+      });
+      o.setReduceFunction(reduce_fn(op, out.scalar_type()));
+      o.setTag(next_tag());
+      o.setTimeout(timeout_);
+      gloo::allreduce(o);
+    }
+    native::copy_(out, make_view(flat, out.sizes().vec(), contiguous_strides(out.sizes()), rank_ * n));
+    if (op == ReduceOp::Avg) divide_by(out, size_);
+  });
+}
+
+WorkPtr ProcessGroupGloo::reduce(Tensor& tensor, int root, ReduceOp op) {
+  check_tensor(tensor, "reduce");
+  check_rank(root, "root", "reduce");
+  check_avg(op, tensor, "reduce");
+  Tensor t = tensor;
+  return enqueue(describe("reduce", t, reduce_op_name(op)), {t}, [this, t, root, op] {
+    if (size_ > 1) {
+      gloo::ReduceOptions o(context_);
+      with_element_type(t.element_size(), [&](auto e) {
+        o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
+      });
+      o.setRoot(root);
+      o.setReduceFunction(reduce_fn(op, t.scalar_type()));
+      o.setTag(next_tag());
+      o.setTimeout(timeout_);
+      gloo::reduce(o);
+    }
+    if (op == ReduceOp::Avg && rank_ == root) divide_by(t, size_);
+  });
+}
+
+WorkPtr ProcessGroupGloo::barrier() {
+  return enqueue(describe("barrier", Tensor()), {}, [this] {
+    if (size_ == 1) return;
+    gloo::BarrierOptions o(context_);
+    o.setTag(next_tag());
+    o.setTimeout(timeout_);
+    gloo::barrier(o);
+  });
+}
+
+WorkPtr ProcessGroupGloo::send(const Tensor& tensor, int dst, int tag) {
+  check_tensor(tensor, "send");
+  check_rank(dst, "destination", "send");
+  GR_CHECK(dst != rank_, "gloo send: a rank cannot send to itself");
+  Tensor t = tensor;
+  return enqueue(describe("send", t), {t}, [this, t, dst, tag] {
+    auto buffer = context_->createUnboundBuffer(t.data_ptr(), t.nbytes());
+    buffer->send(dst, static_cast<uint64_t>(tag));
+    buffer->waitSend(timeout_);
+  });
+}
+
+WorkPtr ProcessGroupGloo::recv(Tensor& tensor, int src, int tag) {
+  check_tensor(tensor, "recv");
+  check_rank(src, "source", "recv");
+  GR_CHECK(src != rank_, "gloo recv: a rank cannot receive from itself");
+  Tensor t = tensor;
+  return enqueue(describe("recv", t), {t}, [this, t, src, tag] {
+    auto buffer = context_->createUnboundBuffer(t.data_ptr(), t.nbytes());
+    buffer->recv(src, static_cast<uint64_t>(tag));
+    buffer->waitRecv(timeout_);
+  });
+}
+
+// The "gloo" backend.
+static const bool kRegistered = [] {
+  register_backend("gloo", [](const BackendContext& ctx) -> ProcessGroupPtr {
+    if (ctx.rank < 0) return nullptr;  // not a member of this new_group
+    GlooOptions o;
+    if (const char* addr = std::getenv("MASTER_ADDR"); addr && *addr) o.master_addr = addr;
+    o.timeout = ctx.timeout;
+    return std::make_shared<ProcessGroupGloo>(ctx.store, ctx.rank, ctx.size, o);
+  });
+  return true;
+}();
+
+}  // namespace gr::distributed

@@ -5,9 +5,9 @@
 //   weight grad   dU[xi]         += Z[xi] (og x T) x V[xi]^T,   Z_t = A gy_t A^T
 //   input grad    dV[xi] (cg x T) = U[xi]^T x Z[xi],  gx = sum_t B dV_t B^T (overlapping patches)
 // and gw = G^T dU G. T counts the tiles of a chunk of images, sized so the transformed data
-// stays in cache between the transforms and the GEMMs. The transforms write the operands of
-// the forward and input-gradient GEMMs straight into panel_gemm's panels (no packing
-// copies); the weight-gradient GEMM contracts over tiles and goes through gemm_cpu.
+// stays in cache between the transforms and the GEMMs. V and Z are plain [rows][T] matrices
+// per xi; no GEMM copies them: panel_gemm reads them in place as B (the small U is laid out
+// in panels once), and gemm_nt reads Z's rows in place for the weight gradient.
 #include "core/native/conv2d_winograd.h"
 
 #include <algorithm>
@@ -75,7 +75,7 @@ T* scratch(int slot, int64_t n) {
     std::unique_ptr<T[]> p;
     int64_t n = 0;
   };
-  thread_local Buf bufs[5];
+  thread_local Buf bufs[4];
   Buf& b = bufs[slot];
   if (b.n < n) b.p = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(n)), b.n = n;
   return b.p.get();
@@ -92,10 +92,23 @@ int64_t xi_stride(int64_t matrix_elements) { return matrix_elements + 32; }
 #endif
 
 // Images per chunk: the chunk's transformed data (floats_per_tile per tile and xi) about
-// 1 MiB, so it is still in L2 when the GEMMs and the inverse transforms read it.
-int64_t chunk_images(const Conv2dArgs& a, const Geo& g, int64_t floats_per_tile, size_t elem) {
+// 1 MiB, so it is still in L2 when the GEMMs and the inverse transforms read it; within a
+// factor of two of that, the count whose tiles fill the GEMM's column panels best.
+int64_t chunk_images(const Conv2dArgs& a, const Geo& g, int64_t floats_per_tile, size_t elem, int64_t nr) {
   const int64_t per_image = 16 * floats_per_tile * g.TT * static_cast<int64_t>(elem);
-  return std::clamp<int64_t>(GR_WINO_CHUNK / std::max<int64_t>(per_image, 1), 1, std::max<int64_t>(a.N, 1));
+  const int64_t target = std::clamp<int64_t>(GR_WINO_CHUNK / std::max<int64_t>(per_image, 1), 1, std::max<int64_t>(a.N, 1));
+  const int64_t lo = std::max<int64_t>(1, target / 2), hi = std::min<int64_t>(2 * target, std::max<int64_t>(a.N, 1));
+  auto waste = [&](int64_t nb) {
+    const int64_t tiles = nb * g.TT, padded = round_up(tiles, nr);
+    return static_cast<double>(padded - tiles) / static_cast<double>(padded);
+  };
+  double least = 1;
+  for (int64_t nb = lo; nb <= hi; ++nb) least = std::min(least, waste(nb));
+  int64_t best = target;
+  for (int64_t nb = hi; nb >= lo; --nb)
+    if (waste(nb) <= least + 0.02 && (waste(best) > least + 0.02 || std::abs(nb - target) < std::abs(best - target)))
+      best = nb;
+  return best;
 }
 
 // fn(i) for i in [0, n) (the 16 xi), in parallel when each item has enough work.
@@ -138,15 +151,7 @@ template <class T>
 void stage_out(const T* stage, const Geo& g, const winograd::PlainOut<T>& o) {
   for (int xi = 0; xi < 16; ++xi) copy_run(stage + xi * g.TT, g.TT, o.at(xi, 0));
 }
-template <class T, int NR>
-void stage_out(const T* stage, const Geo& g, const winograd::PanelOut<T, NR>& o) {
-  for (int xi = 0; xi < 16; ++xi)
-    for (int64_t t = 0; t < g.TT;) {
-      const int64_t run = std::min<int64_t>(g.TT - t, NR - (o.t0 + t) % NR);
-      copy_run(stage + xi * g.TT + t, run, o.at(xi, t));
-      t += run;
-    }
-}
+
 
 }  // namespace
 
@@ -156,15 +161,15 @@ bool winograd_applicable(const Conv2dArgs& a) {
 
 template <class T>
 void winograd_forward(const Conv2dArgs& a, const T* x, const T* w, const T* bias, T* y) {
-  constexpr int MR = kPanelMR<T>, NR = kPanelNR<T>;
+  constexpr int MR = kPanelMR<T>;
   const Geo g(a);
   const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G;
   // U[xi] as A panels: [og / MR][cg][MR].
   const int64_t us = round_up(og, MR) * cg;
   T* u = scratch<T>(0, 16 * us);
-  const int64_t nb_max = chunk_images(a, g, cg + og, sizeof(T));
+  const int64_t nb_max = chunk_images(a, g, cg + og, sizeof(T), kPanelNR<T>);
   const int64_t tc_max = nb_max * g.TT;
-  T* v = scratch<T>(1, 16 * xi_stride(round_up(tc_max, NR) * cg));
+  T* v = scratch<T>(1, 16 * xi_stride(cg * tc_max));
   T* m = scratch<T>(2, 16 * xi_stride(og * tc_max));
   for (int64_t gi = 0; gi < G; ++gi) {
     std::fill(u, u + 16 * us, T(0));
@@ -173,15 +178,15 @@ void winograd_forward(const Conv2dArgs& a, const T* x, const T* w, const T* bias
     });
     for (int64_t n0 = 0; n0 < a.N; n0 += nb_max) {
       const int64_t nb = std::min(nb_max, a.N - n0), Tc = nb * g.TT;
-      const int64_t xv = xi_stride(round_up(Tc, NR) * cg), xm = xi_stride(og * Tc);
-      for_planes<T>(nb, cg, g, [&](int64_t c, int64_t n, T* buf) {  // V[xi] as B panels [Tc / NR][cg][NR]
+      const int64_t xv = xi_stride(cg * Tc), xm = xi_stride(og * Tc);
+      for_planes<T>(nb, cg, g, [&](int64_t c, int64_t n, T* buf) {
         T* stage = buf + 8 * g.Ub;
         winograd::input_transform(x + ((n0 + n) * a.C_in + gi * cg + c) * g.H * g.W, g,
                                   winograd::PlainOut<T>{stage, g.TT}, buf);
-        stage_out(stage, g, winograd::PanelOut<T, NR>{v + c * NR, xv, cg * NR, n * g.TT});
+        stage_out(stage, g, winograd::PlainOut<T>{v + c * Tc + n * g.TT, xv});
       });
       for_each(16, og * cg * Tc, [&](int64_t xi) {
-        panel_gemm(og, Tc, cg, u + xi * us, v + xi * xv, m + xi * xm, Tc, false);
+        panel_gemm(og, Tc, cg, u + xi * us, v + xi * xv, Tc, m + xi * xm, Tc, false);
       });
       for_planes<T>(nb, og, g, [&](int64_t o, int64_t n, T* buf) {
         const int64_t oo = gi * og + o;
@@ -194,20 +199,18 @@ void winograd_forward(const Conv2dArgs& a, const T* x, const T* w, const T* bias
 
 template <class T>
 void winograd_backward(const Conv2dArgs& a, const T* gy, const T* x, const T* w, T* gx, T* gw) {
-  constexpr int MR = kPanelMR<T>, NR = kPanelNR<T>;
+  constexpr int MR = kPanelMR<T>;
   const Geo g(a);
   const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G;
   // U[xi]^T as A panels [cg / MR][og][MR] (input gradient); dU[xi] plain [og][cg].
   const int64_t us = round_up(cg, MR) * og, dus = og * cg;
   T* ut = gx ? scratch<T>(0, 16 * us) : nullptr;
   T* du = gw ? scratch<T>(1, 16 * dus) : nullptr;
-  const int64_t nb_max = chunk_images(a, g, cg + og * ((gx ? 1 : 0) + (gw ? 1 : 0)), sizeof(T));
+  const int64_t nb_max = chunk_images(a, g, cg + og, sizeof(T), kPanelNR<T>);
   const int64_t tc_max = nb_max * g.TT;
-  // Z plain [og][Tc] (weight gradient), Z as B panels [Tc / NR][og][NR] (input gradient);
-  // v holds V plain [cg][Tc] for the weight gradient, then dV plain for the input gradient.
-  T* z = gw ? scratch<T>(2, 16 * xi_stride(og * tc_max)) : nullptr;
-  T* zp = gx ? scratch<T>(3, 16 * xi_stride(round_up(tc_max, NR) * og)) : nullptr;
-  T* v = scratch<T>(4, 16 * xi_stride(cg * tc_max));
+  // z: Z [og][Tc]; v: V [cg][Tc] for the weight gradient, then dV for the input gradient.
+  T* z = scratch<T>(2, 16 * xi_stride(og * tc_max));
+  T* v = scratch<T>(3, 16 * xi_stride(cg * tc_max));
   for (int64_t gi = 0; gi < G; ++gi) {
     if (gx) {
       std::fill(ut, ut + 16 * us, T(0));
@@ -217,13 +220,12 @@ void winograd_backward(const Conv2dArgs& a, const T* gy, const T* x, const T* w,
     }
     for (int64_t n0 = 0; n0 < a.N; n0 += nb_max) {
       const int64_t nb = std::min(nb_max, a.N - n0), Tc = nb * g.TT;
-      const int64_t xz = xi_stride(og * Tc), xzp = xi_stride(round_up(Tc, NR) * og), xv = xi_stride(cg * Tc);
+      const int64_t xz = xi_stride(og * Tc), xv = xi_stride(cg * Tc);
       for_planes<T>(nb, og, g, [&](int64_t o, int64_t n, T* buf) {
         T* stage = buf + 8 * g.Ub;
         winograd::output_adjoint(gy + ((n0 + n) * a.C_out + gi * og + o) * g.Ho * g.Wo, g,
                                  winograd::PlainOut<T>{stage, g.TT}, buf);
-        if (gw) stage_out(stage, g, winograd::PlainOut<T>{z + o * Tc + n * g.TT, xz});
-        if (gx) stage_out(stage, g, winograd::PanelOut<T, NR>{zp + o * NR, xzp, og * NR, n * g.TT});
+        stage_out(stage, g, winograd::PlainOut<T>{z + o * Tc + n * g.TT, xz});
       });
       if (gw) {
         for_planes<T>(nb, cg, g, [&](int64_t c, int64_t n, T* buf) {
@@ -233,13 +235,12 @@ void winograd_backward(const Conv2dArgs& a, const T* gy, const T* x, const T* w,
           stage_out(stage, g, winograd::PlainOut<T>{v + c * Tc + n * g.TT, xv});
         });
         for_each(16, og * cg * Tc, [&](int64_t xi) {
-          gemm_cpu(false, true, og, cg, Tc, T(1), z + xi * xz, Tc, v + xi * xv, Tc,
-                   n0 == 0 ? T(0) : T(1), du + xi * dus, cg);
+          gemm_nt(og, cg, Tc, z + xi * xz, Tc, v + xi * xv, Tc, du + xi * dus, cg, n0 > 0);
         });
       }
       if (gx) {
         for_each(16, og * cg * Tc, [&](int64_t xi) {  // dV, into v
-          panel_gemm(cg, Tc, og, ut + xi * us, zp + xi * xzp, v + xi * xv, Tc, false);
+          panel_gemm(cg, Tc, og, ut + xi * us, z + xi * xz, Tc, v + xi * xv, Tc, false);
         });
         for_planes<T>(nb, cg, g, [&](int64_t c, int64_t n, T* buf) {
           winograd::input_adjoint(v + c * Tc + n * g.TT, xv, g,

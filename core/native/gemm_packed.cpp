@@ -111,10 +111,10 @@ struct Tile {
 };
 
 // c[MR x NR] (row stride ldc) = alpha * a-panel x b-panel + beta * c. a: kc x MR values,
-// b: kc x NR values, both k-major as packed below.
+// k-major as packed below; b: kc rows of NR values, ldb apart (NR when packed).
 template <class Tl, class T>
-void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc, T alpha,
-                  T beta) {
+void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb, T* __restrict c, int64_t ldc,
+                  T alpha, T beta) {
   using S = typename Tl::S;
   using V = typename S::V;
   constexpr int MR = Tl::MR, NV = Tl::NV, L = S::L;
@@ -135,7 +135,7 @@ void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* _
       for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(av, bv[v], acc[r][v]);
     }
     a += MR;
-    b += NV * L;
+    b += ldb;
   }
   if (alpha != T(1)) {
     V va = S::set1(alpha);
@@ -165,10 +165,11 @@ void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* _
 
 // A partial tile (mr <= MR rows, nr <= NR columns): full kernel into a buffer, then merge.
 template <class Tl, class T>
-void edge_kernel(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int64_t mr, int64_t nr, T alpha, T beta) {
+void edge_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t mr, int64_t nr, T alpha,
+                 T beta) {
   constexpr int MR = Tl::MR, NR = Tl::NR;
   alignas(64) T tmp[MR * NR];
-  micro_kernel<Tl>(kc, a, b, tmp, NR, alpha, T(0));
+  micro_kernel<Tl>(kc, a, b, ldb, tmp, NR, alpha, T(0));
   for (int64_t r = 0; r < mr; ++r)
     for (int64_t j = 0; j < nr; ++j)
       c[r * ldc + j] = beta == T(0) ? tmp[r * NR + j] : tmp[r * NR + j] + beta * c[r * ldc + j];
@@ -322,8 +323,8 @@ void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
           for (int64_t jr = 0; jr < nb; jr += NR) {
             const int64_t nr = std::min<int64_t>(NR, nb - jr);
             T* c = C + (i0 + ir) * ldc + j0 + jr;
-            if (mr == MR && nr == NR) micro_kernel<Tr>(kc, Ap + ir * kc, Bp + jr * kc, c, ldc, alpha, beta_k);
-            else edge_kernel<Tr>(kc, Ap + ir * kc, Bp + jr * kc, c, ldc, mr, nr, alpha, beta_k);
+            if (mr == MR && nr == NR) micro_kernel<Tr>(kc, Ap + ir * kc, Bp + jr * kc, NR, c, ldc, alpha, beta_k);
+            else edge_kernel<Tr>(kc, Ap + ir * kc, Bp + jr * kc, NR, c, ldc, mr, nr, alpha, beta_k);
           }
         }
       }
@@ -390,8 +391,42 @@ void packed_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
     gemm_threads<Tall>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads);
 }
 
+// c[8 x NR] (+)= a-rows x b-panel where row r of A is read in place at a + r * lda (one
+// broadcast per row and k), so A needs no packing; b is a packed [kc][NR] panel.
+template <class Tl, class T>
+void rows_kernel(int64_t kc, const T* __restrict a, int64_t lda, const T* __restrict b, T* __restrict c, int64_t ldc,
+                 bool accumulate) {
+  using S = typename Tl::S;
+  using V = typename S::V;
+  constexpr int MR = 8, NV = Tl::NV, L = S::L;
+  const T* ar[MR];
+  for (int r = 0; r < MR; ++r) ar[r] = a + r * lda;
+  V acc[MR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
+  for (int64_t k = 0; k < kc; ++k) {
+    V bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = S::load(b + k * NV * L + v * L);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const V av = S::set1(ar[r][k]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(av, bv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      S::store(c + r * ldc + v * L, accumulate ? S::add(S::load(c + r * ldc + v * L), acc[r][v]) : acc[r][v]);
+}
+
 template <class T>
-void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* Bp, T* C, int64_t ldc, bool accumulate) {
+void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* B, int64_t ldb, T* C, int64_t ldc,
+                bool accumulate) {
   using Tl = Tile<T, kWideMR, kWideNV>;
   static_assert(Tl::MR == kPanelMR<T> && Tl::NR == kPanelNR<T>, "panel layout must match the 8-row tile");
   constexpr int MR = Tl::MR, NR = Tl::NR;
@@ -402,13 +437,56 @@ void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* Bp, T* C,
       for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
     return;
   }
-  // Each B panel (K x NR) stays in L1 while every A panel passes over it.
+  // B is read in place, NR columns at a time (each K x NR slice stays in L1 while every A
+  // panel passes over it); the last, partial slice is copied into a zero-padded panel.
   for (int64_t j = 0; j < N; j += NR) {
-    const T* b = Bp + (j / NR) * K * NR;
+    const T* b = B + j;
+    int64_t bs = ldb;
+    if (j + NR > N) {
+      T* pad = scratch<T>(1, static_cast<size_t>(K * NR));
+      for (int64_t k = 0; k < K; ++k) {
+        std::copy(B + k * ldb + j, B + k * ldb + N, pad + k * NR);
+        std::fill(pad + k * NR + (N - j), pad + (k + 1) * NR, T(0));
+      }
+      b = pad, bs = NR;
+    }
     for (int64_t i = 0; i < M; i += MR) {
       const T* a = Ap + (i / MR) * K * MR;
-      if (i + MR <= M && j + NR <= N) micro_kernel<Tl>(K, a, b, C + i * ldc + j, ldc, T(1), beta);
-      else edge_kernel<Tl>(K, a, b, C + i * ldc + j, ldc, std::min<int64_t>(MR, M - i), std::min<int64_t>(NR, N - j), T(1), beta);
+      if (i + MR <= M && j + NR <= N) micro_kernel<Tl>(K, a, b, bs, C + i * ldc + j, ldc, T(1), beta);
+      else edge_kernel<Tl>(K, a, b, bs, C + i * ldc + j, ldc, std::min<int64_t>(MR, M - i), std::min<int64_t>(NR, N - j), T(1), beta);
+    }
+  }
+}
+
+template <class T>
+void gemm_nt(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
+             bool accumulate) {
+  using Tl = Tile<T, kTallMR, kTallNV>;
+  constexpr int NR = Tl::NR;
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0 || M % 8 != 0) {  // (rows come in blocks of 8; other shapes take the general path)
+    packed_gemm<T>(false, true, M, N, K, T(1), A, lda, B, ldb, accumulate ? T(1) : T(0), C, ldc, 1);
+    return;
+  }
+  T* Bp = scratch<T>(1, static_cast<size_t>((N + NR - 1) / NR * NR * std::min<int64_t>(K, Tl::KC)));
+  alignas(64) T tmp[8 * NR];
+  for (int64_t p0 = 0; p0 < K; p0 += Tl::KC) {
+    const int64_t kc = std::min<int64_t>(Tl::KC, K - p0);
+    const bool acc = accumulate || p0 > 0;
+    pack_block<T, NR>(Bp, B + p0, ldb, 1, N, kc);  // B^T(k, j) = B[j][k]: columns j are B's rows
+    for (int64_t j = 0; j < N; j += NR) {
+      const T* b = Bp + j * kc;
+      const int64_t nr = std::min<int64_t>(NR, N - j);
+      for (int64_t i = 0; i < M; i += 8) {
+        if (nr == NR) {
+          rows_kernel<Tl>(kc, A + i * lda + p0, lda, b, C + i * ldc + j, ldc, acc);
+        } else {
+          rows_kernel<Tl>(kc, A + i * lda + p0, lda, b, tmp, NR, false);
+          for (int r = 0; r < 8; ++r)
+            for (int64_t jj = 0; jj < nr; ++jj)
+              C[(i + r) * ldc + j + jj] = acc ? C[(i + r) * ldc + j + jj] + tmp[r * NR + jj] : tmp[r * NR + jj];
+        }
+      }
     }
   }
 }
@@ -416,12 +494,24 @@ void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* Bp, T* C,
 #else  // no vector ISA: callers use Eigen
 
 template <class T>
-void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* Bp, T* C, int64_t ldc, bool accumulate) {
-  constexpr int MR = kPanelMR<T>, NR = kPanelNR<T>;
+void gemm_nt(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
+             bool accumulate) {
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       T acc = 0;
-      for (int64_t k = 0; k < K; ++k) acc += Ap[(i / MR) * K * MR + k * MR + i % MR] * Bp[(j / NR) * K * NR + k * NR + j % NR];
+      for (int64_t k = 0; k < K; ++k) acc += A[i * lda + k] * B[j * ldb + k];
+      C[i * ldc + j] = accumulate ? C[i * ldc + j] + acc : acc;
+    }
+}
+
+template <class T>
+void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* B, int64_t ldb, T* C, int64_t ldc,
+                bool accumulate) {
+  constexpr int MR = kPanelMR<T>;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      T acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += Ap[(i / MR) * K * MR + k * MR + i % MR] * B[k * ldb + j];
       C[i * ldc + j] = accumulate ? C[i * ldc + j] + acc : acc;
     }
 }
@@ -441,7 +531,12 @@ template void packed_gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, c
                                  int64_t, float, float*, int64_t, int);
 template void packed_gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t,
                                   const double*, int64_t, double, double*, int64_t, int);
-template void panel_gemm<float>(int64_t, int64_t, int64_t, const float*, const float*, float*, int64_t, bool);
-template void panel_gemm<double>(int64_t, int64_t, int64_t, const double*, const double*, double*, int64_t, bool);
+template void gemm_nt<float>(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t,
+                             bool);
+template void gemm_nt<double>(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*,
+                              int64_t, bool);
+template void panel_gemm<float>(int64_t, int64_t, int64_t, const float*, const float*, int64_t, float*, int64_t, bool);
+template void panel_gemm<double>(int64_t, int64_t, int64_t, const double*, const double*, int64_t, double*, int64_t,
+                                 bool);
 
 }  // namespace gr::native

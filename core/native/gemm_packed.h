@@ -18,10 +18,12 @@ template <class T>
 void packed_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
                  const T* B, int64_t ldb, T beta, T* C, int64_t ldc, int threads);
 
-// ---- panel GEMM: operands already laid out the way the micro-kernel reads them ----
-// Callers that produce their operands themselves (the Winograd convolution) write A as
-// ceil(M / MR) panels [K][MR] (panel i holds rows i*MR ..) and B as ceil(N / NR) panels
-// [K][NR], and skip the packing copies. The tile is the 8-row one of packed_gemm.
+// ---- panel GEMM: A already laid out the way the micro-kernel reads it, B read in place ----
+// For callers that produce their operands themselves (the Winograd convolution): A as
+// ceil(M / MR) panels [K][MR] (panel i holds rows i*MR ..; entries past M are ignored), B a
+// row-major [K][N] matrix with leading dimension ldb, read without packing. The tile is
+// the 8-row one of packed_gemm.
+// kPanelNR: the columns one micro-kernel call covers (N best a multiple of it).
 #if defined(__AVX512F__)
 template <class T>
 inline constexpr int kPanelMR = 8;
@@ -39,9 +41,18 @@ template <class T>
 inline constexpr int kPanelNR = 4;
 #endif
 
-// C[M,N] = A B, or C += A B when accumulate; C row-major. Panel entries past M or N are
-// read but never reach C. Single-threaded (callers run several at once).
+// C[M,N] = A B, or C += A B when accumulate; C row-major. Single-threaded (callers run
+// several at once).
 template <class T>
-void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* Bp, T* C, int64_t ldc, bool accumulate);
+void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* B, int64_t ldb, T* C, int64_t ldc,
+                bool accumulate);
+
+// C[M,N] = A B^T (or C += A B^T) with A [M][K] and B [N][K] row-major, both contiguous
+// along K: A's rows are read in place by the micro-kernel (only B is packed), which suits
+// products that contract over a long, contiguous K with few rows and columns (the
+// Winograd weight gradient). Single-threaded.
+template <class T>
+void gemm_nt(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
+             bool accumulate);
 
 }  // namespace gr::native

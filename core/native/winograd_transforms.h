@@ -1,8 +1,7 @@
 // The tile transforms of Winograd F(2x2, 3x3) for one (image, channel) plane, and their
 // adjoints (see conv2d_winograd.cpp for the algebra). Scalar templates for any T, and
 // AVX-512 float versions that handle 16 tiles of a tile row per step in registers.
-// Transformed data is written through an output layout: a plain [rows][T] matrix per xi,
-// or the column panels [T / NR][rows][NR] that panel_gemm reads as its B operand.
+// Transformed data is written as a plain [rows][T] matrix per xi (see PlainOut).
 #pragma once
 
 #include <algorithm>
@@ -25,35 +24,18 @@ struct Geo {
         TW((a.W_out + 1) / 2), TT(TH * TW), U(2 * TW + 2), Ub((TW + 15) / 16 * 32 + 32) {}
 };
 
-// Output layouts: at(xi, t) is where tile t of this plane (0 .. TT) goes for position xi.
+// Where tile t of the plane (0 .. TT) goes for position xi: base is this channel's row at
+// the plane's first tile, and the 16 matrices are xs apart.
 template <class T>
-struct PlainOut {  // base = row of this channel, at this plane's first tile; xs between xi
+struct PlainOut {
   T* base;
   int64_t xs;
   T* at(int xi, int64_t t) const { return base + xi * xs + t; }
-};
-template <class T, int NR>
-struct PanelOut {  // base = data + row * NR; panels of `panel` elements; plane tiles from t0
-  T* base;
-  int64_t xs, panel, t0;
-  T* at(int xi, int64_t t) const {
-    const int64_t u = t0 + t;
-    return base + xi * xs + (u / NR) * panel + u % NR;
-  }
-};
-template <class A, class B>
-struct BothOut {
-  A a;
-  B b;
 };
 
 template <class T, class Out>
 inline void put(const Out& o, int xi, int64_t t, T v) {
   *o.at(xi, t) = v;
-}
-template <class T, class A, class B>
-inline void put(const BothOut<A, B>& o, int xi, int64_t t, T v) {
-  put(o.a, xi, t, v), put(o.b, xi, t, v);
 }
 
 // Loads input row h into buf[0, U): buf[u] = x[h][u - pw], zero outside the plane.
@@ -219,20 +201,6 @@ inline __m512 neg(__m512 a) { return _mm512_sub_ps(_mm512_setzero_ps(), a); }
 
 inline void store16(const PlainOut<float>& o, int xi, int64_t t, __mmask16 m, __m512 v) {
   _mm512_mask_storeu_ps(o.at(xi, t), m, v);
-}
-template <int NR>
-inline void store16(const PanelOut<float, NR>& o, int xi, int64_t t, __mmask16 m, __m512 v) {
-  const int64_t room = NR - (o.t0 + t) % NR;
-  if (room >= 16) {
-    _mm512_mask_storeu_ps(o.at(xi, t), m, v);
-  } else {  // the run crosses into the next panel: its tail lanes start that panel's row
-    _mm512_mask_storeu_ps(o.at(xi, t), static_cast<__mmask16>(m & lanes(room)), v);
-    _mm512_mask_compressstoreu_ps(o.at(xi, t + room), static_cast<__mmask16>(m & ~lanes(room)), v);
-  }
-}
-template <class A, class B>
-inline void store16(const BothOut<A, B>& o, int xi, int64_t t, __mmask16 m, __m512 v) {
-  store16(o.a, xi, t, m, v), store16(o.b, xi, t, m, v);
 }
 }  // namespace avx
 

@@ -11,6 +11,7 @@
 #include "core/factory.h"
 #include "core/native/copy.h"
 #include "core/native/gemm.h"
+#include "core/native/gemm_packed.h"
 #include "core/native/shape.h"
 #include "core/parallel.h"
 
@@ -114,6 +115,34 @@ TEST_CASE("gemm_cpu agrees with the Eigen reference on a large product") {
   gr::native::gemm_reference_cpu(false, false, M, N, K, 1.f, a.data_ptr<float>(), K, b.data_ptr<float>(), N, 0.f,
                                  c2.data_ptr<float>(), N);
   CHECK(c1.allclose(c2, 1e-4, 1e-4));
+}
+
+TEST_CASE("gemm_nt (rows of A read in place, B packed) matches a naive loop") {
+  for (auto [M, N, K] : {Case{8, 32, 72}, Case{64, 32, 300}, Case{16, 50, 7}, Case{13, 20, 9}, Case{8, 5, 500}}) {
+    for (bool accumulate : {false, true}) {
+      const int64_t lda = K + 3, ldb = K + 1, ldc = N + 2;
+      std::mt19937 rng(static_cast<unsigned>(M * 7 + N * 3 + K));
+      std::uniform_real_distribution<float> u(-1, 1);
+      std::vector<float> A(M * lda), B(N * ldb), C(M * ldc);
+      for (auto& x : A) x = u(rng);
+      for (auto& x : B) x = u(rng);
+      for (auto& x : C) x = u(rng);
+      std::vector<float> C0 = C;
+      gr::native::gemm_nt<float>(M, N, K, A.data(), lda, B.data(), ldb, C.data(), ldc, accumulate);
+      double worst = 0;
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          double ref = accumulate ? C0[i * ldc + j] : 0.0;
+          for (int64_t k = 0; k < K; ++k) ref += double(A[i * lda + k]) * B[j * ldb + k];
+          worst = std::max(worst, std::abs(C[i * ldc + j] - ref));
+        }
+      CAPTURE(M);
+      CAPTURE(N);
+      CAPTURE(K);
+      CAPTURE(accumulate);
+      CHECK(worst < 1e-5 * (K + 1));
+    }
+  }
 }
 
 TEST_CASE("mm reads transposed and strided views without changing the result") {

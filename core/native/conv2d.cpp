@@ -49,16 +49,14 @@ bool use_winograd(const Conv2dArgs& a) {
   }
 }
 
-#ifndef GR_CONV_CACHE_BYTES
-#define GR_CONV_CACHE_BYTES (1 << 20)
-#endif
+constexpr int64_t kCacheBytes = int64_t(1) << 20;
 
 // Images per im2col chunk: enough for the chunk's columns to fill about 1 MiB, so im2col,
 // the GEMM's packing and col2im work in L2; at least one image, and never more than the
 // workspace limit allows. A pointwise convolution reads the input in place, one image at a time.
 int64_t images_per_chunk(const Conv2dArgs& a, int64_t col_bytes_per_image) {
   if (is_pointwise(a)) return 1;
-  const int64_t budget = std::min<int64_t>(GR_CONV_CACHE_BYTES, g_workspace_limit.load());
+  const int64_t budget = std::min<int64_t>(kCacheBytes, g_workspace_limit.load());
   return std::clamp<int64_t>(budget / std::max<int64_t>(col_bytes_per_image, 1), 1, std::max<int64_t>(a.N, 1));
 }
 

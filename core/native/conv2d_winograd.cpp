@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/native/gemm.h"
@@ -67,19 +68,33 @@ void weight_adjoint(const T* du, int64_t xs, int64_t og, int64_t cg, T* gw) {
   }
 }
 
-// Per-thread work buffers, kept between calls: fresh multi-MiB allocations come from mmap
-// and cost a page fault per 4 KiB on every call.
+// A work buffer. Up to 32 MiB it is the calling thread's, kept between calls (fresh
+// multi-MiB allocations come from mmap and cost a page fault per 4 KiB on every call);
+// larger ones live only as long as this object.
 template <class T>
-T* scratch(int slot, int64_t n) {
-  struct Buf {
+class Workspace {
+ public:
+  Workspace(int slot, int64_t n) {
+    if (n * static_cast<int64_t>(sizeof(T)) > (int64_t(32) << 20)) {
+      own_ = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(n));
+      p_ = own_.get();
+      return;
+    }
+    thread_local Kept kept[5];
+    Kept& k = kept[slot];
+    if (k.n < n) k.p = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(n)), k.n = n;
+    p_ = k.p.get();
+  }
+  T* get() const { return p_; }
+
+ private:
+  struct Kept {
     std::unique_ptr<T[]> p;
     int64_t n = 0;
   };
-  thread_local Buf bufs[4];
-  Buf& b = bufs[slot];
-  if (b.n < n) b.p = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(n)), b.n = n;
-  return b.p.get();
-}
+  std::unique_ptr<T[]> own_;
+  T* p_ = nullptr;
+};
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
@@ -87,16 +102,14 @@ int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 // streams a transform writes never sit a multiple of 4 KiB apart (4K aliasing stalls).
 int64_t xi_stride(int64_t matrix_elements) { return matrix_elements + 32; }
 
-#ifndef GR_WINO_CHUNK
-#define GR_WINO_CHUNK (int64_t(1) << 20)
-#endif
+constexpr int64_t kChunkBytes = int64_t(1) << 20;
 
 // Images per chunk: the chunk's transformed data (floats_per_tile per tile and xi) about
 // 1 MiB, so it is still in L2 when the GEMMs and the inverse transforms read it; within a
 // factor of two of that, the count whose tiles fill the GEMM's column panels best.
 int64_t chunk_images(const Conv2dArgs& a, const Geo& g, int64_t floats_per_tile, size_t elem, int64_t nr) {
   const int64_t per_image = 16 * floats_per_tile * g.TT * static_cast<int64_t>(elem);
-  const int64_t target = std::clamp<int64_t>(GR_WINO_CHUNK / std::max<int64_t>(per_image, 1), 1, std::max<int64_t>(a.N, 1));
+  const int64_t target = std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_image, 1), 1, std::max<int64_t>(a.N, 1));
   const int64_t lo = std::max<int64_t>(1, target / 2), hi = std::min<int64_t>(2 * target, std::max<int64_t>(a.N, 1));
   auto waste = [&](int64_t nb) {
     const int64_t tiles = nb * g.TT, padded = round_up(tiles, nr);
@@ -159,6 +172,21 @@ bool winograd_applicable(const Conv2dArgs& a) {
   return a.kH == 3 && a.kW == 3 && a.stride_h == 1 && a.stride_w == 1 && a.dil_h == 1 && a.dil_w == 1;
 }
 
+// Runs chunk(n0, nb, first, last) over the minibatch in chunks of nb_max images; first and
+// last mark the ends of the run of chunks one thread does. With several threads and at
+// least two chunks per thread, each thread takes whole chunks (one barrier per call; the
+// transforms and GEMMs inside then run on that thread); otherwise the chunks run in turn,
+// each with its own parallel loops.
+template <class Chunk>
+void for_chunks(int64_t N, int64_t nb_max, Chunk chunk) {
+  const int64_t chunks = (N + nb_max - 1) / nb_max;
+  auto run = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) chunk(i * nb_max, std::min(nb_max, N - i * nb_max), i == b, i == e - 1);
+  };
+  if (!in_parallel_region() && get_num_threads() > 1 && chunks >= 2 * get_num_threads()) parallel_for(0, chunks, 1, run);
+  else run(0, chunks);
+}
+
 template <class T>
 void winograd_forward(const Conv2dArgs& a, const T* x, const T* w, const T* bias, T* y) {
   constexpr int MR = kPanelMR<T>;
@@ -166,19 +194,19 @@ void winograd_forward(const Conv2dArgs& a, const T* x, const T* w, const T* bias
   const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G;
   // U[xi] as A panels: [og / MR][cg][MR].
   const int64_t us = round_up(og, MR) * cg;
-  T* u = scratch<T>(0, 16 * us);
+  Workspace<T> u_ws(0, 16 * us);
+  T* u = u_ws.get();
   const int64_t nb_max = chunk_images(a, g, cg + og, sizeof(T), kPanelNR<T>);
   const int64_t tc_max = nb_max * g.TT;
-  T* v = scratch<T>(1, 16 * xi_stride(cg * tc_max));
-  T* m = scratch<T>(2, 16 * xi_stride(og * tc_max));
   for (int64_t gi = 0; gi < G; ++gi) {
     std::fill(u, u + 16 * us, T(0));
     weight_transform(w + gi * og * cg * 9, og, cg, [&](int xi, int64_t o, int64_t c, T val) {
       u[xi * us + (o / MR) * cg * MR + c * MR + o % MR] = val;
     });
-    for (int64_t n0 = 0; n0 < a.N; n0 += nb_max) {
-      const int64_t nb = std::min(nb_max, a.N - n0), Tc = nb * g.TT;
-      const int64_t xv = xi_stride(cg * Tc), xm = xi_stride(og * Tc);
+    for_chunks(a.N, nb_max, [&](int64_t n0, int64_t nb, bool, bool) {
+      Workspace<T> v_ws(1, 16 * xi_stride(cg * tc_max)), m_ws(2, 16 * xi_stride(og * tc_max));
+      T *v = v_ws.get(), *m = m_ws.get();
+      const int64_t Tc = nb * g.TT, xv = xi_stride(cg * Tc), xm = xi_stride(og * Tc);
       for_planes<T>(nb, cg, g, [&](int64_t c, int64_t n, T* buf) {
         T* stage = buf + 8 * g.Ub;
         winograd::input_transform(x + ((n0 + n) * a.C_in + gi * cg + c) * g.H * g.W, g,
@@ -193,7 +221,7 @@ void winograd_forward(const Conv2dArgs& a, const T* x, const T* w, const T* bias
         winograd::output_transform(m + o * Tc + n * g.TT, xm, g, bias ? bias[oo] : T(0),
                                    y + ((n0 + n) * a.C_out + oo) * g.Ho * g.Wo, buf);
       });
-    }
+    });
   }
 }
 
@@ -202,15 +230,14 @@ void winograd_backward(const Conv2dArgs& a, const T* gy, const T* x, const T* w,
   constexpr int MR = kPanelMR<T>;
   const Geo g(a);
   const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G;
-  // U[xi]^T as A panels [cg / MR][og][MR] (input gradient); dU[xi] plain [og][cg].
+  // U[xi]^T as A panels [cg / MR][og][MR] (input gradient); dU[xi] plain [og][cg], summed
+  // over the threads' partial sums.
   const int64_t us = round_up(cg, MR) * og, dus = og * cg;
-  T* ut = gx ? scratch<T>(0, 16 * us) : nullptr;
-  T* du = gw ? scratch<T>(1, 16 * dus) : nullptr;
+  Workspace<T> ut_ws(0, gx ? 16 * us : 0), du_ws(1, gw ? 16 * dus : 0);
+  T *ut = ut_ws.get(), *du = du_ws.get();
   const int64_t nb_max = chunk_images(a, g, cg + og, sizeof(T), kPanelNR<T>);
   const int64_t tc_max = nb_max * g.TT;
-  // z: Z [og][Tc]; v: V [cg][Tc] for the weight gradient, then dV for the input gradient.
-  T* z = scratch<T>(2, 16 * xi_stride(og * tc_max));
-  T* v = scratch<T>(3, 16 * xi_stride(cg * tc_max));
+  std::mutex du_mutex;
   for (int64_t gi = 0; gi < G; ++gi) {
     if (gx) {
       std::fill(ut, ut + 16 * us, T(0));
@@ -218,9 +245,13 @@ void winograd_backward(const Conv2dArgs& a, const T* gy, const T* x, const T* w,
         ut[xi * us + (c / MR) * og * MR + o * MR + c % MR] = val;
       });
     }
-    for (int64_t n0 = 0; n0 < a.N; n0 += nb_max) {
-      const int64_t nb = std::min(nb_max, a.N - n0), Tc = nb * g.TT;
-      const int64_t xz = xi_stride(og * Tc), xv = xi_stride(cg * Tc);
+    if (gw) std::fill(du, du + 16 * dus, T(0));
+    for_chunks(a.N, nb_max, [&](int64_t n0, int64_t nb, bool first, bool last) {
+      // z: Z [og][Tc]; v: V [cg][Tc] for the weight gradient, then dV for the input gradient.
+      Workspace<T> z_ws(2, 16 * xi_stride(og * tc_max)), v_ws(3, 16 * xi_stride(cg * tc_max));
+      Workspace<T> dp_ws(4, gw ? 16 * dus : 0);  // this thread's share of dU, kept across its chunks
+      T *z = z_ws.get(), *v = v_ws.get(), *dp = dp_ws.get();
+      const int64_t Tc = nb * g.TT, xz = xi_stride(og * Tc), xv = xi_stride(cg * Tc);
       for_planes<T>(nb, og, g, [&](int64_t o, int64_t n, T* buf) {
         T* stage = buf + 8 * g.Ub;
         winograd::output_adjoint(gy + ((n0 + n) * a.C_out + gi * og + o) * g.Ho * g.Wo, g,
@@ -235,8 +266,12 @@ void winograd_backward(const Conv2dArgs& a, const T* gy, const T* x, const T* w,
           stage_out(stage, g, winograd::PlainOut<T>{v + c * Tc + n * g.TT, xv});
         });
         for_each(16, og * cg * Tc, [&](int64_t xi) {
-          gemm_nt(og, cg, Tc, z + xi * xz, Tc, v + xi * xv, Tc, du + xi * dus, cg, n0 > 0);
+          gemm_nt(og, cg, Tc, z + xi * xz, Tc, v + xi * xv, Tc, dp + xi * dus, cg, !first);
         });
+        if (last) {
+          std::lock_guard<std::mutex> lock(du_mutex);
+          for (int64_t i = 0; i < 16 * dus; ++i) du[i] += dp[i];
+        }
       }
       if (gx) {
         for_each(16, og * cg * Tc, [&](int64_t xi) {  // dV, into v
@@ -247,7 +282,7 @@ void winograd_backward(const Conv2dArgs& a, const T* gy, const T* x, const T* w,
                                   gx + ((n0 + n) * a.C_in + gi * cg + c) * g.H * g.W, buf);
         });
       }
-    }
+    });
     if (gw) weight_adjoint(du, dus, og, cg, gw + gi * og * cg * 9);
   }
 }

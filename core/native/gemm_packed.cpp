@@ -6,6 +6,8 @@
 // The micro-kernel keeps an MR x NR tile of C in vector registers, broadcasting one A value
 // per row and loading NR/L vectors of B per k; each product picks the tile shape (12 x 32 or
 // 8 x 48 floats on AVX-512) that wastes least on partial tiles. Edge tiles run on a buffer.
+// Two entry points skip packing for callers whose operands are already suitable:
+// panel_gemm (A in panels, B read in place) and gemm_nt (A's rows read in place).
 #include "core/native/gemm_packed.h"
 
 #include <omp.h>
@@ -100,14 +102,9 @@ template <class T, int MR_, int NV_>
 struct Tile {
   using S = typename VecOf<T>::S;
   static constexpr int MR = MR_, NV = NV_, NR = NV_ * S::L;
-#ifndef GR_KC_F
-#define GR_KC_F 384
-#define GR_NBB_F (1 << 20)
-#define GR_MB_F 3072
-#endif
-  static constexpr int64_t KC = sizeof(T) == 4 ? GR_KC_F : 256;
-  static constexpr int64_t NB = GR_NBB_F / (KC * int64_t(sizeof(T))) / NR * NR;
-  static constexpr int64_t MB = (sizeof(T) == 4 ? GR_MB_F : 1536) / MR * MR;
+  static constexpr int64_t KC = sizeof(T) == 4 ? 384 : 256;
+  static constexpr int64_t NB = (int64_t(1) << 20) / (KC * int64_t(sizeof(T))) / NR * NR;
+  static constexpr int64_t MB = (sizeof(T) == 4 ? 3072 : 1536) / MR * MR;
 };
 
 // c[MR x NR] (row stride ldc) = alpha * a-panel x b-panel + beta * c. a: kc x MR values,

@@ -4,7 +4,8 @@
 //   grad weight  gW_g[og, CKK]   += gY[og, nb*L] x cols^T
 //   grad input   gcols[CKK, nb*L] = W_g^T x gY[og, nb*L], then col2im
 // with og = C_out / groups, CKK = C_in / groups * kH * kW, L = H_out * W_out. A 1x1 kernel
-// with stride 1 and no padding reads the input planes directly (no im2col).
+// with stride 1 and no padding reads the input planes directly (no im2col). 3x3 stride-1
+// kernels with enough channels go to Winograd instead (see use_winograd).
 #include "core/native/conv2d.h"
 
 #include <algorithm>

@@ -1,7 +1,9 @@
 // 2-D convolution without autograd, NCHW: forward, and the gradients for input, weight and
 // bias. Shapes: input [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out],
 // output [N, C_out, H_out, W_out]. The device kernels are dispatch stubs over contiguous
-// buffers; the CPU ones are im2col + GEMM (conv2d.cpp), a CUDA backend registers its own.
+// buffers; the CPU ones are Winograd F(2x2, 3x3) for 3x3 stride-1 kernels
+// (conv2d_winograd.cpp) and im2col + GEMM otherwise (conv2d.cpp); a CUDA backend registers
+// its own.
 #pragma once
 
 #include <array>

@@ -151,18 +151,27 @@ TEST_CASE("conv2d gives the same results when the minibatch is cut into im2col c
   }
 }
 
-TEST_CASE("Winograd and im2col agree on a float32 convolution spanning several chunks") {
-  Tensor x = randn({7, 16, 30, 29}), w = randn({24, 16, 3, 3}), b = randn({24}), gy = randn({7, 24, 30, 29});
-  auto run = [&](native::Conv2dCpuAlgorithm algo) {
-    native::set_conv2d_cpu_algorithm(algo);
-    Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true);
-    Tensor y = conv2d(xi, wi, b, 1, 1);
-    y.backward(gy);
-    native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
-    return TensorList{y.detach(), xi.grad(), wi.grad()};
+TEST_CASE("Winograd and im2col agree on float32 convolutions (several chunks, wide rows)") {
+  // The first spans several chunks of images; the second has rows of more than 16 tiles
+  // (two vector groups per tile row), with odd output sizes and asymmetric padding.
+  struct Shape {
+    std::vector<int64_t> x, w, padding;
   };
-  TensorList ref = run(native::Conv2dCpuAlgorithm::kIm2col), win = run(native::Conv2dCpuAlgorithm::kWinograd);
-  for (size_t i = 0; i < ref.size(); ++i) CHECK(win[i].allclose(ref[i], 1e-4, 1e-3));
+  for (const Shape& s : {Shape{{7, 16, 30, 29}, {24, 16, 3, 3}, {1, 1}}, Shape{{2, 8, 37, 41}, {8, 8, 3, 3}, {2, 1}}}) {
+    Tensor x = randn(s.x), w = randn(s.w), b = randn({s.w[0]});
+    Tensor y0 = conv2d(x, w, b, 1, s.padding);
+    Tensor gy = randn(y0.sizes());
+    auto run = [&](native::Conv2dCpuAlgorithm algo) {
+      native::set_conv2d_cpu_algorithm(algo);
+      Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true);
+      Tensor y = conv2d(xi, wi, b, 1, s.padding);
+      y.backward(gy);
+      native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
+      return TensorList{y.detach(), xi.grad(), wi.grad()};
+    };
+    TensorList ref = run(native::Conv2dCpuAlgorithm::kIm2col), win = run(native::Conv2dCpuAlgorithm::kWinograd);
+    for (size_t i = 0; i < ref.size(); ++i) CHECK(win[i].allclose(ref[i], 1e-4, 1e-3));
+  }
 }
 
 TEST_CASE("conv2d rejects bad arguments with messages naming conv2d and the shapes") {

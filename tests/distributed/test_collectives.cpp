@@ -1,0 +1,88 @@
+// Every collective of the Gloo process group on 2 and 4 spawned ranks (closed-form values),
+// new_group, the default group API, timeouts, and rendezvous errors.
+#include <chrono>
+
+#include "collective_checks.h"
+#include "distributed/init.h"
+#include "distributed/launcher.h"
+#include "test_util.h"
+
+using namespace gr;
+using namespace gr::distributed;
+using namespace std::chrono_literals;
+
+namespace {
+// Each spawned rank: one thread (forked children must not reuse the parent's OpenMP pool).
+void rank_setup() { set_num_threads(1); }
+}  // namespace
+
+TEST_CASE("gloo: every collective on 2 and 4 ranks") {
+  for (int n : {2, 4}) {
+    CAPTURE(n);
+    spawn(n, [](int) {
+      rank_setup();
+      ProcessGroupPtr pg = init_process_group("gloo");
+      GR_CHECK(pg->size() == get_world_size() && pg->rank() == get_rank(), "default group mismatch");
+      gr::test::check_collectives(*pg);
+      destroy_process_group();
+    }, {.timeout = 120s});
+  }
+}
+
+TEST_CASE("gloo: new_group of some ranks, and non-members get null") {
+  spawn(4, [](int rank) {
+    rank_setup();
+    init_process_group("gloo");
+    ProcessGroupPtr odd = new_group({1, 3});
+    ProcessGroupPtr even = new_group({0, 2});
+    ProcessGroupPtr mine = rank % 2 ? odd : even;
+    GR_CHECK(mine && mine->size() == 2 && mine->rank() == rank / 2, "rank ", rank, ": wrong subgroup");
+    GR_CHECK(!(rank % 2 ? even : odd), "rank ", rank, " got a group it is not in");
+    Tensor x = full({4}, rank + 1.0, kFloat32);
+    mine->allreduce(x)->wait();
+    double want = rank % 2 ? 2 + 4 : 1 + 3;
+    GR_CHECK(x[0].item<double>() == want, "rank ", rank, ": subgroup sum ", x[0].item<double>(), " != ", want);
+    destroy_process_group();
+  });
+}
+
+TEST_CASE("rendezvous settings are checked with clear messages") {
+  InitOptions o;
+  o.rank = 2;
+  o.world_size = 2;
+  CHECK_THROWS_WITH_AS(resolve_rendezvous(o), doctest::Contains("RANK (2) must be smaller than WORLD_SIZE (2)"),
+                       gr::Error);
+  o.rank = 0;
+  o.init_method = "tcp://nohost";
+  CHECK_THROWS_WITH_AS(resolve_rendezvous(o), doctest::Contains("tcp://host:port"), gr::Error);
+  o.init_method = "udp://x:1";
+  CHECK_THROWS_WITH_AS(resolve_rendezvous(o), doctest::Contains("unknown init_method"), gr::Error);
+  o.init_method = "tcp://127.0.0.1:70000";
+  CHECK_THROWS_WITH_AS(resolve_rendezvous(o), doctest::Contains("out of range"), gr::Error);
+  CHECK_THROWS_WITH_AS(init_process_group(InitOptions{.backend = "carrier-pigeon"}),
+                       doctest::Contains("unknown backend 'carrier-pigeon'"), gr::Error);
+  CHECK_THROWS_WITH_AS(default_group(), doctest::Contains("init_process_group() first"), gr::Error);
+}
+
+TEST_CASE("a rank that never arrives makes the others fail within the timeout, naming what they waited for") {
+  // World size 2, but only rank 0 exists: its rendezvous must time out, not hang.
+  std::string message;
+  auto start = std::chrono::steady_clock::now();
+  try {
+    spawn(1, [](int) {
+      rank_setup();
+      InitOptions o;
+      o.backend = "gloo";
+      o.world_size = 2;
+      o.timeout = 2s;
+      init_process_group(o);
+    }, {.timeout = 60s});
+  } catch (const gr::Error& e) {
+    message = e.what();
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO("message: ", message);
+  CHECK_FALSE(message.empty());
+  CHECK(seconds < 30);
+  CHECK(message.find("rank 0") != std::string::npos);
+}

@@ -161,8 +161,12 @@ int main(int argc, char** argv) {
     }
     nlohmann::json rows = nlohmann::json::array();
     int64_t total_wrong = 0;
-    for (double bytes = static_cast<double>(lo); bytes <= static_cast<double>(hi) * 1.0000001; bytes *= o.factor) {
-      int64_t count = std::max<int64_t>(1, static_cast<int64_t>(bytes) / static_cast<int64_t>(element_size(dtype)));
+    // lo, lo*f, lo*f^2, ... below hi, then hi itself.
+    std::vector<int64_t> sizes;
+    for (double b = static_cast<double>(lo); b < static_cast<double>(hi); b *= o.factor) sizes.push_back(static_cast<int64_t>(b));
+    sizes.push_back(hi);
+    for (int64_t bytes : sizes) {
+      int64_t count = std::max<int64_t>(1, bytes / static_cast<int64_t>(element_size(dtype)));
       int64_t size = count * static_cast<int64_t>(element_size(dtype));
       Tensor input = make_input(count, dtype, pg->rank());
       Tensor want = expected(count, dtype, n, op);
@@ -177,7 +181,6 @@ int main(int argc, char** argv) {
       rows.push_back({{"size", size}, {"count", count}, {"type", o.dtype}, {"redop", o.op},
                       {"out_of_place", {{"time_us", oop.us}, {"algbw", algbw_o}, {"busbw", algbw_o * bus_factor}, {"wrong", oop.wrong}}},
                       {"in_place", {{"time_us", ip.us}, {"algbw", algbw_i}, {"busbw", algbw_i * bus_factor}, {"wrong", ip.wrong}}}});
-      if (static_cast<double>(size) >= static_cast<double>(hi)) break;
     }
     if (pg->rank() == 0) {
       if (o.json)

@@ -17,6 +17,7 @@
 #include "core/native/copy.h"
 #include "core/native/conv2d_winograd.h"
 #include "core/native/gemm.h"
+#include "core/native/gemm_packed.h"
 #include "core/native/im2col.h"
 #include "core/parallel.h"
 
@@ -118,13 +119,17 @@ void backward_cpu(const Conv2dArgs& a, const T* gy, const T* x, const T* w, T* g
   if (gb) {
     parallel_for(0, a.C_out, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(a.N * L, 1)), [&](int64_t o0, int64_t o1) {
       for (int64_t o = o0; o < o1; ++o) {
-        T total = 0;
+        // 16 independent partial sums: a vector add per step instead of one long scalar chain.
+        T part[16] = {};
         for (int64_t n = 0; n < a.N; ++n) {
           const T* row = gy + (n * a.C_out + o) * L;
-          T s = 0;
-          for (int64_t l = 0; l < L; ++l) s += row[l];
-          total += s;
+          int64_t l = 0;
+          for (; l + 16 <= L; l += 16)
+            for (int j = 0; j < 16; ++j) part[j] += row[l + j];
+          for (; l < L; ++l) part[l % 16] += row[l];
         }
+        T total = 0;
+        for (T p : part) total += p;
         gb[o] = total;
       }
     });
@@ -151,7 +156,11 @@ void backward_cpu(const Conv2dArgs& a, const T* gy, const T* x, const T* w, T* g
       if (gw) {
         const T* b = pointwise ? x + (n0 * a.C_in + g * cg) * L : cols.get();
         if (!pointwise) im2col<T>(a, x, n0, nb, g * cg, cg, cols.get());
-        gemm_cpu(false, true, og, CKK, P, T(1), gyg, P, b, P, n0 == 0 ? T(0) : T(1), gw + g * og * CKK, CKK);
+        // Both operands run along P: gemm_nt reads them in place (dot products for few columns).
+        if (packed_gemm_available<T>())
+          gemm_nt(og, CKK, P, gyg, P, b, P, gw + g * og * CKK, CKK, n0 > 0, in_parallel_region() ? 1 : get_num_threads());
+        else
+          gemm_cpu(false, true, og, CKK, P, T(1), gyg, P, b, P, n0 == 0 ? T(0) : T(1), gw + g * og * CKK, CKK);
       }
       if (gx) {
         const T* wg = w + g * og * CKK;

@@ -48,11 +48,12 @@ void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* B, int64_
                 bool accumulate);
 
 // C[M,N] = A B^T (or C += A B^T) with A [M][K] and B [N][K] row-major, both contiguous
-// along K: A's rows are read in place by the micro-kernel (only B is packed), which suits
-// products that contract over a long, contiguous K with few rows and columns (the
-// Winograd weight gradient). Single-threaded.
+// along K, for products that contract over a long K into few rows and columns (weight
+// gradients): A's rows are read in place by the micro-kernel and only B is packed, or, for
+// N <= 16, blocks of vector dot products read both in place. Up to `threads` threads
+// (1 inside a parallel region).
 template <class T>
 void gemm_nt(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
-             bool accumulate);
+             bool accumulate, int threads = 1);
 
 }  // namespace gr::native

@@ -117,8 +117,9 @@ TEST_CASE("gemm_cpu agrees with the Eigen reference on a large product") {
   CHECK(c1.allclose(c2, 1e-4, 1e-4));
 }
 
-TEST_CASE("gemm_nt (rows of A read in place, B packed) matches a naive loop") {
-  for (auto [M, N, K] : {Case{8, 32, 72}, Case{64, 32, 300}, Case{16, 50, 7}, Case{13, 20, 9}, Case{8, 5, 500}}) {
+TEST_CASE("gemm_nt (rows of A in place, B packed; dot products for few columns) matches a naive loop") {
+  for (auto [M, N, K] : {Case{8, 32, 72}, Case{64, 32, 300}, Case{16, 50, 7}, Case{13, 20, 9}, Case{8, 5, 500},
+                         Case{7, 11, 1000}, Case{33, 16, 70}, Case{32, 9, 5000}, Case{64, 48, 3000}}) {
     for (bool accumulate : {false, true}) {
       const int64_t lda = K + 3, ldb = K + 1, ldc = N + 2;
       std::mt19937 rng(static_cast<unsigned>(M * 7 + N * 3 + K));
@@ -128,7 +129,7 @@ TEST_CASE("gemm_nt (rows of A read in place, B packed) matches a naive loop") {
       for (auto& x : B) x = u(rng);
       for (auto& x : C) x = u(rng);
       std::vector<float> C0 = C;
-      gr::native::gemm_nt<float>(M, N, K, A.data(), lda, B.data(), ldb, C.data(), ldc, accumulate);
+      gr::native::gemm_nt<float>(M, N, K, A.data(), lda, B.data(), ldb, C.data(), ldc, accumulate, 2);
       double worst = 0;
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {

@@ -1,0 +1,370 @@
+// The packed GEMM's building blocks, shared by gemm_packed.cpp and gemm_nt.cpp: vector ops
+// per (type, ISA), the register-tile shapes, the micro-kernels (packed A panel; A rows read in
+// place; dot-product blocks), and the packing of operands into panels. Only meaningful when
+// GR_PACKED_GEMM is set (AVX-512, or AVX2 with FMA).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#define GR_PACKED_GEMM 1
+#endif
+
+#if GR_PACKED_GEMM
+namespace gr::native::gemm_detail {
+
+// ---- vector ops: one struct per (type, ISA) ----
+#if defined(__AVX512F__)
+struct VecF {
+  using T = float;
+  using V = __m512;
+  static constexpr int L = 16;
+  static V load(const T* p) { return _mm512_loadu_ps(p); }
+  static void store(T* p, V v) { _mm512_storeu_ps(p, v); }
+  static V set1(T x) { return _mm512_set1_ps(x); }
+  static V zero() { return _mm512_setzero_ps(); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static T hsum(V v) {  // folds halves with permutes (GCC 12 warns inside _mm512_reduce_add_ps)
+    v = _mm512_add_ps(v, _mm512_permutex2var_ps(v, _mm512_set_epi32(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8), v));
+    v = _mm512_add_ps(v, _mm512_permutex2var_ps(v, _mm512_set_epi32(11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0, 7, 6, 5, 4), v));
+    v = _mm512_add_ps(v, _mm512_permutex2var_ps(v, _mm512_set_epi32(13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2), v));
+    v = _mm512_add_ps(v, _mm512_permutex2var_ps(v, _mm512_set_epi32(14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1), v));
+    return _mm512_cvtss_f32(v);
+  }
+};
+struct VecD {
+  using T = double;
+  using V = __m512d;
+  static constexpr int L = 8;
+  static V load(const T* p) { return _mm512_loadu_pd(p); }
+  static void store(T* p, V v) { _mm512_storeu_pd(p, v); }
+  static V set1(T x) { return _mm512_set1_pd(x); }
+  static V zero() { return _mm512_setzero_pd(); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+  static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+  static V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static T hsum(V v) {
+    v = _mm512_add_pd(v, _mm512_permutex2var_pd(v, _mm512_set_epi64(3, 2, 1, 0, 7, 6, 5, 4), v));
+    v = _mm512_add_pd(v, _mm512_permutex2var_pd(v, _mm512_set_epi64(5, 4, 7, 6, 1, 0, 3, 2), v));
+    v = _mm512_add_pd(v, _mm512_permutex2var_pd(v, _mm512_set_epi64(6, 7, 4, 5, 2, 3, 0, 1), v));
+    return _mm512_cvtsd_f64(v);
+  }
+};
+// Two register tiles fit the 32 vector registers: 12 rows x 2 vectors ("tall") and 8 rows
+// x 3 vectors ("wide") of accumulators, plus the B vectors and a broadcast.
+constexpr int kTallMR = 12, kTallNV = 2, kWideMR = 8, kWideNV = 3;
+#else
+struct VecF {
+  using T = float;
+  using V = __m256;
+  static constexpr int L = 8;
+  static V load(const T* p) { return _mm256_loadu_ps(p); }
+  static void store(T* p, V v) { _mm256_storeu_ps(p, v); }
+  static V set1(T x) { return _mm256_set1_ps(x); }
+  static V zero() { return _mm256_setzero_ps(); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static T hsum(V v) {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_hadd_ps(x, x);
+    return _mm_cvtss_f32(_mm_hadd_ps(x, x));
+  }
+};
+struct VecD {
+  using T = double;
+  using V = __m256d;
+  static constexpr int L = 4;
+  static V load(const T* p) { return _mm256_loadu_pd(p); }
+  static void store(T* p, V v) { _mm256_storeu_pd(p, v); }
+  static V set1(T x) { return _mm256_set1_pd(x); }
+  static V zero() { return _mm256_setzero_pd(); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+  static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+  static V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static T hsum(V v) {
+    const __m128d x = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_hadd_pd(x, x));
+  }
+};
+// 16 vector registers: 6 x 2 accumulators + 2 B vectors + 1 broadcast (one tile shape).
+constexpr int kTallMR = 6, kTallNV = 2, kWideMR = 6, kWideNV = 2;
+#endif
+
+template <class T>
+struct VecOf;
+template <>
+struct VecOf<float> {
+  using S = VecF;
+};
+template <>
+struct VecOf<double> {
+  using S = VecD;
+};
+
+// One register-tile shape (MR rows x NV vectors) and the cache blocking that goes with it:
+// KC x NR panels of B stream from L2 (B block ~1 MiB), MR x KC panels of A stay in L1.
+template <class T, int MR_, int NV_>
+struct Tile {
+  using S = typename VecOf<T>::S;
+  static constexpr int MR = MR_, NV = NV_, NR = NV_ * S::L;
+  static constexpr int64_t KC = sizeof(T) == 4 ? 384 : 256;
+  static constexpr int64_t NB = (int64_t(1) << 20) / (KC * int64_t(sizeof(T))) / NR * NR;
+  static constexpr int64_t MB = (sizeof(T) == 4 ? 3072 : 1536) / MR * MR;
+};
+
+// c[MR x NR] (row stride ldc) = alpha * a-panel x b-panel + beta * c. a: kc x MR values,
+// k-major as packed below; b: kc rows of NR values, ldb apart (NR when packed).
+template <class Tl, class T>
+void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb, T* __restrict c, int64_t ldc,
+                  T alpha, T beta) {
+  using S = typename Tl::S;
+  using V = typename S::V;
+  constexpr int MR = Tl::MR, NV = Tl::NV, L = S::L;
+  V acc[MR][NV];
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    V bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = S::load(b + v * L);
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) {
+      V av = S::set1(a[r]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(av, bv[v], acc[r][v]);
+    }
+    a += MR;
+    b += ldb;
+  }
+  if (alpha != T(1)) {
+    V va = S::set1(alpha);
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = S::mul(va, acc[r][v]);
+  }
+  if (beta == T(0)) {
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) S::store(c + r * ldc + v * L, acc[r][v]);
+  } else if (beta == T(1)) {
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) S::store(c + r * ldc + v * L, S::add(S::load(c + r * ldc + v * L), acc[r][v]));
+  } else {
+    V vb = S::set1(beta);
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) S::store(c + r * ldc + v * L, S::fma(vb, S::load(c + r * ldc + v * L), acc[r][v]));
+  }
+}
+
+// A partial tile (mr <= MR rows, nr <= NR columns): full kernel into a buffer, then merge.
+template <class Tl, class T>
+void edge_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t mr, int64_t nr, T alpha,
+                 T beta) {
+  constexpr int MR = Tl::MR, NR = Tl::NR;
+  alignas(64) T tmp[MR * NR];
+  micro_kernel<Tl>(kc, a, b, ldb, tmp, NR, alpha, T(0));
+  for (int64_t r = 0; r < mr; ++r)
+    for (int64_t j = 0; j < nr; ++j)
+      c[r * ldc + j] = beta == T(0) ? tmp[r * NR + j] : tmp[r * NR + j] + beta * c[r * ldc + j];
+}
+
+// ---- in-register transposes for packing lines that run along k ----
+// Each writes d[k * ds + r] = s[r * rs + k] for an 8x8 / 4x4 block.
+inline void transpose8x8(float* d, int64_t ds, const float* s, int64_t rs) {
+  __m256 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(s + i * rs);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(d + i * ds, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+    _mm256_storeu_ps(d + (i + 4) * ds, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+  }
+}
+inline void transpose4x4(double* d, int64_t ds, const double* s, int64_t rs) {
+  __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + rs), r2 = _mm256_loadu_pd(s + 2 * rs),
+          r3 = _mm256_loadu_pd(s + 3 * rs);
+  __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1), t2 = _mm256_unpacklo_pd(r2, r3),
+          t3 = _mm256_unpackhi_pd(r2, r3);
+  _mm256_storeu_pd(d, _mm256_permute2f128_pd(t0, t2, 0x20));
+  _mm256_storeu_pd(d + ds, _mm256_permute2f128_pd(t1, t3, 0x20));
+  _mm256_storeu_pd(d + 2 * ds, _mm256_permute2f128_pd(t0, t2, 0x31));
+  _mm256_storeu_pd(d + 3 * ds, _mm256_permute2f128_pd(t1, t3, 0x31));
+}
+inline void transpose4x4(float* d, int64_t ds, const float* s, int64_t rs) {
+  __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + rs), r2 = _mm_loadu_ps(s + 2 * rs), r3 = _mm_loadu_ps(s + 3 * rs);
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _mm_storeu_ps(d, r0);
+  _mm_storeu_ps(d + ds, r1);
+  _mm_storeu_ps(d + 2 * ds, r2);
+  _mm_storeu_ps(d + 3 * ds, r3);
+}
+template <int G>
+void transpose_tile(float* d, int64_t ds, const float* s, int64_t rs) {
+  if constexpr (G == 8) transpose8x8(d, ds, s, rs);
+  else transpose4x4(d, ds, s, rs);
+}
+template <int G>
+void transpose_tile(double* d, int64_t ds, const double* s, int64_t rs) {
+  transpose4x4(d, ds, s, rs);
+}
+// Tile size: 8x8 for float when R allows, else 4x4.
+template <class T, int R>
+constexpr int kTile = sizeof(T) == 4 && R % 8 == 0 ? 8 : 4;
+
+// Packs R lines (line r at s + r * rs, contiguous along k) into d[k * R + r] for the
+// leading k that whole transpose tiles cover; returns how many k were done.
+template <int R, class T>
+int64_t transpose_lines(T* d, const T* s, int64_t rs, int64_t kc) {
+  constexpr int G = kTile<T, R>;
+  if constexpr (R % G != 0) {
+    return 0;
+  } else {
+    const int64_t kend = kc / G * G;
+    for (int64_t k = 0; k < kend; k += G)
+      for (int g = 0; g < R; g += G) transpose_tile<G>(d + k * R + g, R, s + g * rs + k, rs);
+    return kend;
+  }
+}
+
+// Packs `width` lines of kc elements into panels of R lines: panel p holds lines
+// [p*R, p*R+R) as dst[p*R*kc + k*R + r], zero-filled past `width`. Element (line r, k) is
+// src[r * rs + k * ks].
+template <class T, int R>
+void pack_block(T* __restrict dst, const T* __restrict src, int64_t rs, int64_t ks, int64_t width, int64_t kc) {
+  const int64_t full = width / R * R;
+  if (rs == 1) {
+    // Lines are contiguous: walk src row by row (k), scattering R-wide pieces to the panels,
+    // so reads stream instead of striding across pages.
+    for (int64_t k = 0; k < kc; ++k) {
+      const T* s = src + k * ks;
+      for (int64_t p = 0; p < full; p += R) std::memcpy(dst + p * kc + k * R, s + p, R * sizeof(T));
+    }
+  } else {
+    for (int64_t p = 0; p < full; p += R) {
+      T* d = dst + p * kc;
+      const T* s = src + p * rs;
+      int64_t k = 0;
+      if (ks == 1) k = transpose_lines<R>(d, s, rs, kc);
+      for (; k < kc; ++k)
+        for (int r = 0; r < R; ++r) d[k * R + r] = s[r * rs + k * ks];
+    }
+  }
+  if (full < width) {
+    const int64_t rem = width - full;
+    T* d = dst + full * kc;
+    const T* s = src + full * rs;
+    for (int64_t k = 0; k < kc; ++k) {
+      for (int64_t r = 0; r < rem; ++r) d[k * R + r] = s[r * rs + k * ks];
+      for (int64_t r = rem; r < R; ++r) d[k * R + r] = T(0);
+    }
+  }
+}
+
+// Per-thread packing buffers, 64-byte aligned, grown on demand and kept for reuse.
+template <class T>
+T* scratch(int which, size_t elements) {
+  struct Buf {
+    std::unique_ptr<T[], decltype(&std::free)> p{nullptr, &std::free};
+    size_t n = 0;
+  };
+  thread_local Buf bufs[2];
+  Buf& b = bufs[which];
+  if (b.n < elements) {
+    size_t bytes = (elements * sizeof(T) + 63) / 64 * 64;
+    b.p.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
+    if (!b.p) throw std::bad_alloc();
+    b.n = elements;
+  }
+  return b.p.get();
+}
+
+// c[8 x NR] (+)= a-rows x b-panel where row r of A is read in place at a + r * lda (one
+// broadcast per row and k), so A needs no packing; b is a packed [kc][NR] panel.
+template <class Tl, class T>
+void rows_kernel(int64_t kc, const T* __restrict a, int64_t lda, const T* __restrict b, T* __restrict c, int64_t ldc,
+                 bool accumulate) {
+  using S = typename Tl::S;
+  using V = typename S::V;
+  constexpr int MR = 8, NV = Tl::NV, L = S::L;
+  const T* ar[MR];
+  for (int r = 0; r < MR; ++r) ar[r] = a + r * lda;
+  V acc[MR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
+  for (int64_t k = 0; k < kc; ++k) {
+    V bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = S::load(b + k * NV * L + v * L);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const V av = S::set1(ar[r][k]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(av, bv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      S::store(c + r * ldc + v * L, accumulate ? S::add(S::load(c + r * ldc + v * L), acc[r][v]) : acc[r][v]);
+}
+
+// C[MB x NB] (+)= dot products of MB rows of A with NB rows of B over k in [0, K): vector
+// partial sums along k, reduced at the end (for products with few columns and a long K).
+template <class S, int MB, int NB, class T>
+void dot_block(int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc, bool accumulate) {
+  using V = typename S::V;
+  constexpr int L = S::L;
+  V acc[MB][NB];
+  for (int i = 0; i < MB; ++i)
+    for (int j = 0; j < NB; ++j) acc[i][j] = S::zero();
+  int64_t k = 0;
+  for (; k + L <= K; k += L) {
+    V b[NB];
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) b[j] = S::load(B + j * ldb + k);
+#pragma GCC unroll 4
+    for (int i = 0; i < MB; ++i) {
+      const V a = S::load(A + i * lda + k);
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j) acc[i][j] = S::fma(a, b[j], acc[i][j]);
+    }
+  }
+  for (int i = 0; i < MB; ++i)
+    for (int j = 0; j < NB; ++j) {
+      T sum = S::hsum(acc[i][j]);
+      for (int64_t kk = k; kk < K; ++kk) sum += A[i * lda + kk] * B[j * ldb + kk];
+      C[i * ldc + j] = accumulate ? C[i * ldc + j] + sum : sum;
+    }
+}
+
+}  // namespace gr::native::gemm_detail
+#endif

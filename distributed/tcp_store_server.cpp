@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <unordered_map>
@@ -386,9 +387,10 @@ void TCPStoreServer::serve() {
   try {
     Loop loop(*this, listener_.fd(), wake_read_.fd());
     loop.run(stop_);
-  } catch (...) {
-    // Only allocation failure or a broken poll() land here; clients then see the
-    // connection close instead of the process terminating.
+  } catch (const std::exception& e) {
+    // Only allocation failure or a broken poll() land here: say so once; clients then see
+    // their connections close instead of the process terminating.
+    std::fprintf(stderr, "gradring TCPStore server on port %d stopped: %s\n", port_, e.what());
   }
 }
 

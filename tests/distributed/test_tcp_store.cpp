@@ -1,5 +1,6 @@
 // TCPStore: every operation, parked get/wait, concurrent clients and processes, connect
 // retries and timeouts, and a server that survives malformed and vanishing clients.
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -380,6 +381,22 @@ TEST_CASE("TCPStore: destroying the server ends parked clients' waits promptly")
   // Later calls fail at once, saying why.
   msg = error_of([&] { client.set("k", "v"); });
   CHECK(msg.find("was lost earlier (the server closed the connection)") != std::string::npos);
+}
+
+TEST_CASE("TCPStore: clients reach the server by host name and by IPv6 loopback") {
+  TCPStore server("", 0, server_options());
+  TCPStore by_name(local_hostname(), server.port(), client_options(5s));
+  by_name.set("name", "1");
+  Socket probe(::socket(AF_INET6, SOCK_STREAM, 0));
+  sockaddr_in6 a{};
+  a.sin6_family = AF_INET6;
+  a.sin6_addr = in6addr_loopback;
+  if (!probe.valid() || ::bind(probe.fd(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    MESSAGE("no IPv6 loopback here; skipping the ::1 client");
+    return;
+  }
+  TCPStore v6("::1", server.port(), client_options(5s));
+  CHECK(v6.get_string("name") == "1");
 }
 
 TEST_CASE("net_util: resolving names and addresses") {

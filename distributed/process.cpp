@@ -55,10 +55,9 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
 
 // Runs in the child right after fork: default signal handling, an own process group, death
 // with the parent, stdout/stderr onto the pipes. Only async-signal-safe calls.
+// Signals are blocked across fork (see Process::Process) until the handlers are reset, so a
+// signal sent to the new group at once never runs a parent's handler in the child.
 void setup_child(pid_t parent, int out_w, int err_w) {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
   // Default handling for every caught signal (as exec would; a function-mode child must not
   // run its parent's handlers, such as a test framework's crash reporter), and for these.
   for (int sig = 1; sig < NSIG; ++sig) {
@@ -67,6 +66,9 @@ void setup_child(pid_t parent, int out_w, int err_w) {
       signal(sig, SIG_DFL);
   }
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(128 + SIGKILL);  // the parent died before prctl
@@ -167,6 +169,9 @@ Process::Process(const ProcessSpec& spec) {
   std::cerr.flush();
   std::fflush(nullptr);
   pid_t parent = ::getpid();
+  sigset_t all, old_mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old_mask);
   pid_t pid = ::fork();
   if (pid == 0) {
     setup_child(parent, out[1], err[1]);
@@ -178,6 +183,7 @@ Process::Process(const ProcessSpec& spec) {
     _exit(127);
   }
   int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   ::close(out[1]);
   ::close(err[1]);
   if (pid < 0) {

@@ -2,8 +2,10 @@
 // a throwing rank's error text, signals, timeouts that kill every worker, restarts; and the
 // option checks and worker environment of the library.
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 
 #include "distributed/test_launcher_util.h"
@@ -29,6 +31,17 @@ struct Captured {
     return std::find(out.begin(), out.end(), line) != out.end() || std::find(err.begin(), err.end(), line) != err.end();
   }
 };
+
+long open_fd_count() {
+  std::filesystem::directory_iterator fds("/proc/self/fd");
+  return std::distance(std::filesystem::begin(fds), std::filesystem::end(fds));
+}
+
+// True when this process has no child left, not even an unreaped zombie.
+bool no_children() {
+  siginfo_t info{};
+  return ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
+}
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -184,6 +197,21 @@ TEST_CASE("launcher options are checked; worker environment follows torchrun") {
   CHECK(has(error_of([] { spawn(0, [](int) {}); }), "spawn: nprocs must be at least 1, got 0"));
   CHECK(has(error_of([] { launch(std::vector<std::string>{"/no/such/program"}, LaunchOptions{}); }),
             "program '/no/such/program' not found"));
+}
+
+TEST_CASE("spawn and launch leave no open descriptors and no children behind") {
+  long fds = open_fd_count();
+  LineSink drop = [](int, Stream, std::string_view) {};
+  spawn(2, [](int) { std::printf("hi\n"); }, {.sink = drop});
+  CHECK(error_of([&] { spawn(3, [](int rank) { GR_CHECK(rank != 2, "no"); }, {.sink = drop}); }) != "");
+  LaunchOptions o;
+  o.nproc_per_node = 2;
+  o.max_restarts = 1;
+  o.quiet = true;
+  o.sink = drop;
+  CHECK(launch(std::vector<std::string>{"/bin/sh", "-c", "sleep 0.1 & exit 1"}, o).exit_code == 1);
+  CHECK(open_fd_count() == fds);
+  CHECK(no_children());
 }
 
 TEST_CASE("run_command captures output and kills a command that overruns") {

@@ -133,38 +133,15 @@ void for_each(int64_t n, int64_t work_per_item, Fn fn) {
 }
 
 // fn(row, image, buf) over the planes (rows x nb images) of a chunk, in parallel, image by
-// image so the NCHW planes are visited in memory order. buf has 8 Ub elements for the
-// transforms, then a 16 x TT staging area (see stage_out).
+// image so the NCHW planes are visited in memory order. buf: 8 Ub elements for the transforms.
 template <class T, class Fn>
 void for_planes(int64_t nb, int64_t rows, const Geo& g, Fn fn) {
   parallel_for(0, nb * rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(16 * g.TT, 1)),
                [&](int64_t b, int64_t e) {
-                 std::vector<T> buf(static_cast<size_t>(8 * g.Ub + 16 * g.TT));  // zeroed: slack stays zero
+                 std::vector<T> buf(static_cast<size_t>(8 * g.Ub));  // zeroed: the slack stays zero
                  for (int64_t p = b; p < e; ++p) fn(p % rows, p / rows, buf.data());
                });
 }
-
-// A transform writes a plane's 16 x TT values to a staging area in L1 first and stage_out
-// then copies each xi's run of tiles out whole: writing straight to the 16 (or 32) far-apart
-// destinations a few tiles at a time keeps too many partly written cache lines in flight.
-template <class T>
-inline void copy_run(const T* src, int64_t n, T* dst) {  // short runs: inline, no memmove call
-  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
-}
-#if defined(__AVX512F__)
-template <>
-inline void copy_run<float>(const float* src, int64_t n, float* dst) {
-  for (; n >= 16; n -= 16, src += 16, dst += 16) _mm512_storeu_ps(dst, _mm512_loadu_ps(src));
-  const __mmask16 m = static_cast<__mmask16>((1u << n) - 1);
-  _mm512_mask_storeu_ps(dst, m, _mm512_maskz_loadu_ps(m, src));
-}
-#endif
-
-template <class T>
-void stage_out(const T* stage, const Geo& g, const winograd::PlainOut<T>& o) {
-  for (int xi = 0; xi < 16; ++xi) copy_run(stage + xi * g.TT, g.TT, o.at(xi, 0));
-}
-
 
 }  // namespace
 
@@ -208,10 +185,8 @@ void winograd_forward(const Conv2dArgs& a, const T* x, const T* w, const T* bias
       T *v = v_ws.get(), *m = m_ws.get();
       const int64_t Tc = nb * g.TT, xv = xi_stride(cg * Tc), xm = xi_stride(og * Tc);
       for_planes<T>(nb, cg, g, [&](int64_t c, int64_t n, T* buf) {
-        T* stage = buf + 8 * g.Ub;
         winograd::input_transform(x + ((n0 + n) * a.C_in + gi * cg + c) * g.H * g.W, g,
-                                  winograd::PlainOut<T>{stage, g.TT}, buf);
-        stage_out(stage, g, winograd::PlainOut<T>{v + c * Tc + n * g.TT, xv});
+                                  winograd::PlainOut<T>{v + c * Tc + n * g.TT, xv}, buf);
       });
       for_each(16, og * cg * Tc, [&](int64_t xi) {
         panel_gemm(og, Tc, cg, u + xi * us, v + xi * xv, Tc, m + xi * xm, Tc, false);
@@ -253,17 +228,13 @@ void winograd_backward(const Conv2dArgs& a, const T* gy, const T* x, const T* w,
       T *z = z_ws.get(), *v = v_ws.get(), *dp = dp_ws.get();
       const int64_t Tc = nb * g.TT, xz = xi_stride(og * Tc), xv = xi_stride(cg * Tc);
       for_planes<T>(nb, og, g, [&](int64_t o, int64_t n, T* buf) {
-        T* stage = buf + 8 * g.Ub;
         winograd::output_adjoint(gy + ((n0 + n) * a.C_out + gi * og + o) * g.Ho * g.Wo, g,
-                                 winograd::PlainOut<T>{stage, g.TT}, buf);
-        stage_out(stage, g, winograd::PlainOut<T>{z + o * Tc + n * g.TT, xz});
+                                 winograd::PlainOut<T>{z + o * Tc + n * g.TT, xz}, buf);
       });
       if (gw) {
         for_planes<T>(nb, cg, g, [&](int64_t c, int64_t n, T* buf) {
-          T* stage = buf + 8 * g.Ub;
           winograd::input_transform(x + ((n0 + n) * a.C_in + gi * cg + c) * g.H * g.W, g,
-                                    winograd::PlainOut<T>{stage, g.TT}, buf);
-          stage_out(stage, g, winograd::PlainOut<T>{v + c * Tc + n * g.TT, xv});
+                                    winograd::PlainOut<T>{v + c * Tc + n * g.TT, xv}, buf);
         });
         for_each(16, og * cg * Tc, [&](int64_t xi) {
           gemm_nt(og, cg, Tc, z + xi * xz, Tc, v + xi * xv, Tc, dp + xi * dus, cg, !first);

@@ -202,12 +202,69 @@ inline __m512 neg(__m512 a) { return _mm512_sub_ps(_mm512_setzero_ps(), a); }
 inline void store16(const PlainOut<float>& o, int xi, int64_t t, __mmask16 m, __m512 v) {
   _mm512_mask_storeu_ps(o.at(xi, t), m, v);
 }
+
+// ---- paired tile rows: for planes of at most 7 tiles per row (a row buffer fits one
+// vector), tile rows th and th+1 share a vector: lanes [0, TW) hold row th, [TW, 2 TW) row
+// th+1, which are also consecutive tiles in the transformed layout. ----
+struct PairIdx {
+  int64_t tw = -1;
+  __m512i col[4];                   // column 2 tw + j of the tile's own row vector (two-register index)
+  __m512i zip_a, zip_b;             // (x0, y0, x1, y1, ...) from the lanes of row th / row th+1
+  __m512i zip_a2, zip_b2;           // the same, two columns to the right (lanes 0, 1 unused)
+};
+inline const PairIdx& pair_idx(int64_t TW) {
+  thread_local PairIdx p;
+  if (p.tw == TW) return p;
+  alignas(64) int32_t v[16];
+  for (int j = 0; j < 4; ++j) {
+    for (int l = 0; l < 16; ++l) v[l] = l < TW ? 2 * l + j : l < 2 * TW ? 16 + 2 * (l - TW) + j : 0;
+    p.col[j] = _mm512_load_si512(v);
+  }
+  auto zip = [&](int64_t first, int shift) {
+    for (int u = 0; u < 16; ++u) {
+      const int w = u - shift, l = w / 2;
+      v[u] = w < 0 ? 0 : (w % 2 == 0 ? 0 : 16) + static_cast<int32_t>(first + l < 16 ? first + l : 0);
+    }
+    return _mm512_load_si512(v);
+  };
+  p.zip_a = zip(0, 0), p.zip_b = zip(TW, 0), p.zip_a2 = zip(0, 2), p.zip_b2 = zip(TW, 2);
+  p.tw = TW;
+  return p;
+}
+// Row h of a plane as a U-lane vector: lane u holds column u - pw (zero outside the plane).
+inline __m512 load_row_vec(const float* plane, int64_t h, int64_t H, int64_t W, int64_t pw, __mmask16 cols) {
+  if (h < 0 || h >= H) return _mm512_setzero_ps();
+  return load_at(plane + h * W, -pw, cols);
+}
 }  // namespace avx
+
+template <class Out>
+void input_transform_pairs(const float* plane, const Geo& g, const Out& out) {
+  using namespace avx;
+  const PairIdx& P = pair_idx(g.TW);
+  const __mmask16 cols = window(-g.pw, g.W);
+  for (int64_t th = 0; th < g.TH; th += 2) {
+    const int64_t h0 = 2 * th - g.ph;
+    __m512 r[6];
+    for (int k = 0; k < 6; ++k) r[k] = load_row_vec(plane, h0 + k, g.H, g.W, g.pw, cols);
+    const __m512 ta[4] = {sub(r[0], r[2]), add(r[1], r[2]), sub(r[2], r[1]), sub(r[1], r[3])};
+    const __m512 tb[4] = {sub(r[2], r[4]), add(r[3], r[4]), sub(r[4], r[3]), sub(r[3], r[5])};
+    const __mmask16 m = lanes((th + 1 < g.TH ? 2 : 1) * g.TW);
+    for (int a = 0; a < 4; ++a) {
+      const __m512 e = _mm512_permutex2var_ps(ta[a], P.col[0], tb[a]), o = _mm512_permutex2var_ps(ta[a], P.col[1], tb[a]);
+      const __m512 e1 = _mm512_permutex2var_ps(ta[a], P.col[2], tb[a]), o1 = _mm512_permutex2var_ps(ta[a], P.col[3], tb[a]);
+      const int64_t t = th * g.TW;
+      store16(out, 4 * a, t, m, sub(e, e1)), store16(out, 4 * a + 1, t, m, add(o, e1));
+      store16(out, 4 * a + 2, t, m, sub(e1, o)), store16(out, 4 * a + 3, t, m, sub(o, o1));
+    }
+  }
+}
 
 template <class Out>
 void input_transform(const float* plane, const Geo& g, const Out& out, float*) {
   using namespace avx;
   static const Perm P;
+  if (g.TW <= 7) return input_transform_pairs(plane, g, out);
   for (int64_t tw = 0; tw < g.TW; tw += 16) {
     const int64_t c0 = 2 * tw - g.pw;  // columns [c0, c0 + 48) feed these 16 tiles
     const __mmask16 cols[3] = {window(c0, g.W), window(c0 + 16, g.W), window(c0 + 32, g.W)};
@@ -238,9 +295,31 @@ void input_transform(const float* plane, const Geo& g, const Out& out, float*) {
 }
 
 template <class Out>
+void output_adjoint_pairs(const float* plane, const Geo& g, const Out& out) {
+  using namespace avx;
+  const PairIdx& P = pair_idx(g.TW);
+  const __mmask16 cols = lanes(g.Wo);
+  for (int64_t th = 0; th < g.TH; th += 2) {
+    __m512 y[4];
+    for (int k = 0; k < 4; ++k) y[k] = load_row_vec(plane, 2 * th + k, g.Ho, g.Wo, 0, cols);
+    const __m512 g00 = _mm512_permutex2var_ps(y[0], P.col[0], y[2]), g01 = _mm512_permutex2var_ps(y[0], P.col[1], y[2]);
+    const __m512 g10 = _mm512_permutex2var_ps(y[1], P.col[0], y[3]), g11 = _mm512_permutex2var_ps(y[1], P.col[1], y[3]);
+    const __m512 q[4][2] = {{g00, g01}, {add(g00, g10), add(g01, g11)}, {sub(g00, g10), sub(g01, g11)},
+                            {neg(g10), neg(g11)}};
+    const __mmask16 m = lanes((th + 1 < g.TH ? 2 : 1) * g.TW);
+    const int64_t t = th * g.TW;
+    for (int a = 0; a < 4; ++a) {
+      store16(out, 4 * a, t, m, q[a][0]), store16(out, 4 * a + 1, t, m, add(q[a][0], q[a][1]));
+      store16(out, 4 * a + 2, t, m, sub(q[a][0], q[a][1])), store16(out, 4 * a + 3, t, m, neg(q[a][1]));
+    }
+  }
+}
+
+template <class Out>
 void output_adjoint(const float* plane, const Geo& g, const Out& out, float*) {
   using namespace avx;
   static const Perm P;
+  if (g.TW <= 7) return output_adjoint_pairs(plane, g, out);
   for (int64_t tw = 0; tw < g.TW; tw += 16) {
     const __mmask16 c0 = window(2 * tw, g.Wo), c1 = window(2 * tw + 16, g.Wo), m = lanes(g.TW - tw);
     for (int64_t th = 0; th < g.TH; ++th) {
@@ -261,10 +340,35 @@ void output_adjoint(const float* plane, const Geo& g, const Out& out, float*) {
   }
 }
 
+inline void output_transform_pairs(const float* m, int64_t xs, const Geo& g, float bias, float* plane) {
+  using namespace avx;
+  const PairIdx& P = pair_idx(g.TW);
+  const __m512 vb = _mm512_set1_ps(bias);
+  const __mmask16 cols = lanes(g.Wo);
+  for (int64_t th = 0; th < g.TH; th += 2) {
+    const __mmask16 k = lanes((th + 1 < g.TH ? 2 : 1) * g.TW);
+    const float* s = m + th * g.TW;
+    __m512 s0[4], s1[4];
+    for (int b = 0; b < 4; ++b) {
+      const __m512 m0 = _mm512_maskz_loadu_ps(k, s + b * xs), m1 = _mm512_maskz_loadu_ps(k, s + (4 + b) * xs);
+      const __m512 m2 = _mm512_maskz_loadu_ps(k, s + (8 + b) * xs), m3 = _mm512_maskz_loadu_ps(k, s + (12 + b) * xs);
+      s0[b] = add(add(m0, m1), m2), s1[b] = sub(sub(m1, m2), m3);
+    }
+    const __m512 y00 = add(add(s0[0], s0[1]), s0[2]), y01 = sub(sub(s0[1], s0[2]), s0[3]);
+    const __m512 y10 = add(add(s1[0], s1[1]), s1[2]), y11 = sub(sub(s1[1], s1[2]), s1[3]);
+    // Output rows 2th, 2th+1 come from the first half of the lanes, 2th+2, 2th+3 from the second.
+    const __m512 rows[4] = {_mm512_permutex2var_ps(y00, P.zip_a, y01), _mm512_permutex2var_ps(y10, P.zip_a, y11),
+                            _mm512_permutex2var_ps(y00, P.zip_b, y01), _mm512_permutex2var_ps(y10, P.zip_b, y11)};
+    for (int r = 0; r < 4 && 2 * th + r < g.Ho; ++r)
+      _mm512_mask_storeu_ps(plane + (2 * th + r) * g.Wo, cols, add(rows[r], vb));
+  }
+}
+
 template <>
 inline void output_transform<float>(const float* m, int64_t xs, const Geo& g, float bias, float* plane, float*) {
   using namespace avx;
   static const Perm P;
+  if (g.TW <= 7) return output_transform_pairs(m, xs, g, bias, plane);
   const __m512 vb = _mm512_set1_ps(bias);
   for (int64_t tw = 0; tw < g.TW; tw += 16) {
     const __mmask16 k = lanes(g.TW - tw), c0 = window(2 * tw, g.Wo), c1 = window(2 * tw + 16, g.Wo);
@@ -287,10 +391,50 @@ inline void output_transform<float>(const float* m, int64_t xs, const Geo& g, fl
   }
 }
 
+inline void input_adjoint_pairs(const float* dv, int64_t xs, const Geo& g, float* plane) {
+  using namespace avx;
+  const PairIdx& P = pair_idx(g.TW);
+  const __mmask16 cols = static_cast<__mmask16>(lanes(g.pw + g.W) & ~lanes(g.pw));
+  auto flush = [&](int64_t h, __m512 row) {  // lane u is column u - pw
+    if (h < 0 || h >= g.H) return;
+    const intptr_t addr = reinterpret_cast<intptr_t>(plane + h * g.W) - g.pw * 4;
+    _mm512_mask_storeu_ps(reinterpret_cast<float*>(addr), cols, row);
+  };
+  const __mmask16 z01 = lanes(2 * g.TW), z23 = static_cast<__mmask16>(lanes(2 * g.TW + 2) & ~lanes(2));
+  __m512 carry[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};  // rows h0, h0 + 1 from the last pair
+  for (int64_t th = 0; th < g.TH; th += 2) {
+    const __mmask16 m = lanes((th + 1 < g.TH ? 2 : 1) * g.TW);
+    const float* s = dv + th * g.TW;
+    __m512 v[4][4];
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) v[a][b] = _mm512_maskz_loadu_ps(m, s + (4 * a + b) * xs);
+    __m512 ra[4], rb[4];  // patch row k of tile row th (ra) and th + 1 (rb), as input-row vectors
+    for (int k = 0; k < 4; ++k) {
+      __m512 p[4];
+      for (int b = 0; b < 4; ++b)
+        p[b] = k == 0 ? v[0][b] : k == 1 ? add(sub(v[1][b], v[2][b]), v[3][b]) : k == 2 ? sub(add(v[1][b], v[2][b]), v[0][b]) : neg(v[3][b]);
+      const __m512 c0 = p[0], c1 = add(sub(p[1], p[2]), p[3]), c2 = sub(add(p[1], p[2]), p[0]), c3 = neg(p[3]);
+      // Columns 2 tw + l get c_l: (c0, c1) zipped into columns [0, 2 TW), (c2, c3) into [2, 2 TW + 2).
+      ra[k] = add(_mm512_maskz_permutex2var_ps(z01, c0, P.zip_a, c1), _mm512_maskz_permutex2var_ps(z23, c2, P.zip_a2, c3));
+      rb[k] = add(_mm512_maskz_permutex2var_ps(z01, c0, P.zip_b, c1), _mm512_maskz_permutex2var_ps(z23, c2, P.zip_b2, c3));
+    }
+    const int64_t h0 = 2 * th - g.ph;
+    flush(h0, add(ra[0], carry[0]));
+    flush(h0 + 1, add(ra[1], carry[1]));
+    flush(h0 + 2, add(ra[2], rb[0]));
+    flush(h0 + 3, add(ra[3], rb[1]));
+    carry[0] = rb[2], carry[1] = rb[3];
+  }
+  const int64_t h_end = 2 * ((g.TH + 1) / 2 * 2) - g.ph;  // the rows after the last pair
+  flush(h_end, carry[0]);
+  flush(h_end + 1, carry[1]);
+}
+
 template <>
 inline void input_adjoint<float>(const float* dv, int64_t xs, const Geo& g, float* plane, float* buf) {
   using namespace avx;
   static const Perm P;
+  if (g.TW <= 7) return input_adjoint_pairs(dv, xs, g, plane);
   // acc[k]: patch row k of the current tile row, columns u = c + pw; each 16-lane piece gets
   // one whole-vector add per tile row; rows 0-1 are final after each tile row.
   float* acc[4] = {buf, buf + g.Ub, buf + 2 * g.Ub, buf + 3 * g.Ub};

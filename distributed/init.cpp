@@ -59,6 +59,23 @@ std::string first_slurm_host(const std::string& list) {
   return host;
 }
 
+// Every rank announces itself, then waits for all the others; a timeout names the ranks
+// that never arrived.
+void wait_for_all_ranks(Store& store, int rank, int world_size, std::chrono::milliseconds timeout) {
+  store.set("arrived/" + std::to_string(rank), std::string("1"));
+  std::vector<std::string> keys;
+  for (int k = 0; k < world_size; ++k) keys.push_back("arrived/" + std::to_string(k));
+  try {
+    store.wait(keys, timeout);
+  } catch (const gr::Error&) {
+    std::string missing;
+    for (int k = 0; k < world_size; ++k)
+      if (!store.check({keys[k]})) missing += (missing.empty() ? "" : ", ") + std::to_string(k);
+    GR_ERROR("init_process_group: rank ", rank, " waited ", timeout.count() / 1000.0, " s for rank(s) ", missing,
+             " of ", world_size, " to join; did every rank start, with the same MASTER_ADDR and MASTER_PORT?");
+  }
+}
+
 }  // namespace
 
 Rendezvous resolve_rendezvous(const InitOptions& o) {
@@ -151,6 +168,7 @@ ProcessGroupPtr init_process_group(const InitOptions& o) {
       TCPStoreOptions so;
       so.is_server = r.rank == 0;
       so.world_size = r.world_size;
+      so.wait_for_workers = false;  // arrivals are checked per rank below, to name the missing ones
       so.timeout = o.timeout;
       store = std::make_shared<TCPStore>(r.master_addr, r.master_port, so);
     }
@@ -159,6 +177,7 @@ ProcessGroupPtr init_process_group(const InitOptions& o) {
     // A fresh namespace per launcher restart, so keys of a failed attempt are never read.
     const char* attempt = env("GRADRING_RESTART_COUNT");
     g.store = std::make_shared<PrefixStore>(std::string("attempt") + (attempt ? attempt : "0"), store);
+    wait_for_all_ranks(*g.store, r.rank, r.world_size, o.timeout);
     std::vector<int> members(static_cast<size_t>(r.world_size));
     for (int i = 0; i < r.world_size; ++i) members[i] = i;
     g.group = backend.factory({std::make_shared<PrefixStore>("default_pg", g.store), r.rank, r.world_size, members,

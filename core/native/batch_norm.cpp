@@ -3,7 +3,9 @@
 // element-wise passes in parallel over (N, C) planes as one fused multiply-add per element.
 #include "core/native/batch_norm.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/factory.h"
 #include "core/native/copy.h"
@@ -34,6 +36,23 @@ inline double lane_sum(int64_t n, const F& f) {
   return s;
 }
 
+// Two sums in one pass: (sum of f(i), sum of g(i)), lanes as in lane_sum.
+template <class F, class G>
+inline std::pair<double, double> lane_sum2(int64_t n, const F& f, const G& g) {
+  constexpr int kLanes = 8;
+  double a[kLanes] = {}, b[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      a[j] += f(i + j);
+      b[j] += g(i + j);
+    }
+  double sa = 0, sb = 0;
+  for (; i < n; ++i) sa += f(i), sb += g(i);
+  for (int j = 0; j < kLanes; ++j) sa += a[j], sb += b[j];
+  return {sa, sb};
+}
+
 int64_t channel_grain(BatchNormShape s) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(s.N * s.S, 1)); }
 int64_t plane_grain(BatchNormShape s) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(s.S, 1)); }
 
@@ -42,20 +61,24 @@ void stats_kernel(const T* in, T* mean, T* invstd, BatchNormShape s, double eps)
   parallel_for(0, s.C, channel_grain(s), [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       const int64_t count = s.N * s.S;
-      double sum = 0;
+      // One pass: sums of (x - k) and (x - k)^2 around a shift k taken from the data (the
+      // channel's first value), which keeps the variance free of cancellation in double.
+      const double k = count > 0 ? static_cast<double>(in[c * s.S]) : 0.0;
+      double sum = 0, sq = 0;
       for (int64_t n = 0; n < s.N; ++n) {
         const T* x = in + (n * s.C + c) * s.S;
-        sum += lane_sum(s.S, [x](int64_t i) { return static_cast<double>(x[i]); });
+        auto [a, b] = lane_sum2(
+            s.S, [x, k](int64_t i) { return static_cast<double>(x[i]) - k; },
+            [x, k](int64_t i) {
+              const double d = static_cast<double>(x[i]) - k;
+              return d * d;
+            });
+        sum += a;
+        sq += b;
       }
-      const double m = count > 0 ? sum / static_cast<double>(count) : 0.0;
-      double sq = 0;
-      for (int64_t n = 0; n < s.N; ++n) {
-        const T* x = in + (n * s.C + c) * s.S;
-        sq += lane_sum(s.S, [x, m](int64_t i) {
-          const double d = static_cast<double>(x[i]) - m;
-          return d * d;
-        });
-      }
+      const double shifted_mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
+      const double m = k + shifted_mean;
+      sq = std::max(0.0, sq - shifted_mean * sum);  // sum of squared deviations from m
       const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
       mean[c] = static_cast<T>(m);
       invstd[c] = static_cast<T>(1.0 / std::sqrt(var + eps));
@@ -89,8 +112,11 @@ void backward_reduce_kernel(const T* grad_out, const T* in, const T* mean, const
       for (int64_t n = 0; n < s.N; ++n) {
         const T* x = in + (n * s.C + c) * s.S;
         const T* dy = grad_out + (n * s.C + c) * s.S;
-        dy_sum += lane_sum(s.S, [dy](int64_t i) { return static_cast<double>(dy[i]); });
-        dy_xmu += lane_sum(s.S, [x, dy, m](int64_t i) { return static_cast<double>(dy[i]) * (static_cast<double>(x[i]) - m); });
+        auto [a, b] = lane_sum2(
+            s.S, [dy](int64_t i) { return static_cast<double>(dy[i]); },
+            [x, dy, m](int64_t i) { return static_cast<double>(dy[i]) * (static_cast<double>(x[i]) - m); });
+        dy_sum += a;
+        dy_xmu += b;
       }
       sum_dy[c] = static_cast<T>(dy_sum);
       sum_dy_xmu[c] = static_cast<T>(dy_xmu);

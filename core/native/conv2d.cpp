@@ -42,12 +42,15 @@ bool is_pointwise(const Conv2dArgs& a) {
 std::atomic<int64_t> g_workspace_limit{int64_t(64) << 20};
 std::atomic<Conv2dCpuAlgorithm> g_algorithm{Conv2dCpuAlgorithm::kAuto};
 
+// kAuto takes Winograd only where the packed GEMM kernels exist (its GEMMs have no Eigen
+// fallback) and there are enough channels for its GEMMs to be worth it.
+template <class T>
 bool use_winograd(const Conv2dArgs& a) {
   if (!winograd_applicable(a)) return false;
   switch (g_algorithm.load()) {
     case Conv2dCpuAlgorithm::kIm2col: return false;
     case Conv2dCpuAlgorithm::kWinograd: return true;
-    default: return a.C_in / a.groups >= 8 && a.C_out / a.groups >= 8;
+    default: return packed_gemm_available<T>() && a.C_in / a.groups >= 8 && a.C_out / a.groups >= 8;
   }
 }
 
@@ -84,7 +87,7 @@ template <class T>
 void forward_cpu(const Conv2dArgs& a, const T* x, const T* w, const T* bias, T* y) {
   const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G, CKK = cg * a.kH * a.kW, L = a.H_out * a.W_out;
   if (a.N == 0 || a.C_out == 0 || L == 0) return;
-  if (use_winograd(a)) return winograd_forward<T>(a, x, w, bias, y);
+  if (use_winograd<T>(a)) return winograd_forward<T>(a, x, w, bias, y);
   const bool pointwise = is_pointwise(a);
   const int64_t nb_max = images_per_chunk(a, CKK * L * static_cast<int64_t>(sizeof(T)));
   auto cols = scratch<T>(pointwise ? 0 : CKK * nb_max * L);
@@ -136,7 +139,7 @@ void backward_cpu(const Conv2dArgs& a, const T* gy, const T* x, const T* w, T* g
   }
   if (gw && (a.N == 0 || L == 0)) std::fill(gw, gw + a.C_out * CKK, T(0));
   if (!gx && !gw) return;
-  if (a.N > 0 && use_winograd(a)) return winograd_backward<T>(a, gy, x, w, gx, gw);
+  if (a.N > 0 && use_winograd<T>(a)) return winograd_backward<T>(a, gy, x, w, gx, gw);
   const bool pointwise = is_pointwise(a);
   if (gx && !pointwise) std::fill(gx, gx + a.N * a.C_in * a.H * a.W, T(0));
   if (a.N == 0 || L == 0) return;

@@ -50,7 +50,8 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Conv2dArgs& a, const Te
                                                    std::array<bool, 3> need);
 
 // Which CPU algorithm conv2d uses. kAuto: Winograd F(2x2, 3x3) for 3x3 kernels with stride 1
-// and dilation 1 and at least 8 channels in and out per group, else im2col + GEMM.
+// and dilation 1 and at least 8 channels in and out per group (in builds with the packed
+// GEMM kernels), else im2col + GEMM.
 // kWinograd forces it wherever it applies; kIm2col never uses it (tests, benchmarks).
 enum class Conv2dCpuAlgorithm { kAuto, kIm2col, kWinograd };
 void set_conv2d_cpu_algorithm(Conv2dCpuAlgorithm algorithm);

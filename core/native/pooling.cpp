@@ -115,6 +115,12 @@ void max_pool2d_kernel(const T* in, T* out, int64_t* indices, const Pool2dGeomet
 }
 
 #if defined(__AVX512F__)
+// 2x2 windows with stride 2, no padding or dilation, floor mode, planes indexable in int32.
+bool is_plain_2x2(const Pool2dGeometry& g) {
+  return g.kH == 2 && g.kW == 2 && g.sH == 2 && g.sW == 2 && g.pH == 0 && g.pW == 0 && g.dH == 1 && g.dW == 1 &&
+         g.oH == g.H / 2 && g.oW == g.W / 2 && g.H * g.W < (int64_t{1} << 31);
+}
+
 // The common 2x2 window, stride 2, no padding or dilation (every CNN's pooling layer), for
 // float32 with AVX-512: 16 outputs per step; taps in the general kernel's order with the
 // same tie (first maximum) and NaN rules, so values and indices are identical to it.
@@ -156,6 +162,52 @@ void max_pool2x2_avx512(const float* in, float* out, int64_t* indices, const Poo
                                    _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(at, 1)));
         }
       }
+    }
+  });
+}
+
+// Backward of the 2x2/stride-2 window: every input belongs to at most one window, so each
+// input row pair is written once (the gradient where the index points, zero elsewhere),
+// instead of zero-filling the plane and scattering into it.
+void max_pool2x2_backward_avx512(const float* grad_out, const int64_t* indices, float* grad_in,
+                                 const Pool2dGeometry& geometry) {
+  const int64_t H = geometry.H, W = geometry.W, oH = geometry.oH, oW = geometry.oW;
+  const __m512i lane2 = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  // Interleave a (even columns) and b (odd columns): [a0 b0 a1 b1 ...] for lanes 0-7 and 8-15.
+  const __m512i mix_lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i mix_hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+  const auto W32 = static_cast<int32_t>(W);
+  parallel_for(0, geometry.planes, plane_grain(H * W), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      float* x = grad_in + p * H * W;
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        const float* g = grad_out + (p * oH + oh) * oW;
+        const int64_t* idx = indices + (p * oH + oh) * oW;
+        float* top = x + 2 * oh * W;
+        float* bottom = top + W;
+        const auto row = static_cast<int32_t>(2 * oh * W);
+        for (int64_t ow = 0; ow < oW; ow += 16) {
+          const int64_t n = std::min<int64_t>(16, oW - ow);
+          const auto m = static_cast<__mmask16>((1u << n) - 1);
+          const __m512 gv = _mm512_maskz_loadu_ps(m, g + ow);
+          const __m256i i_lo = _mm512_cvtepi64_epi32(_mm512_maskz_loadu_epi64(static_cast<__mmask8>(m), idx + ow));
+          const __m256i i_hi = _mm512_cvtepi64_epi32(_mm512_maskz_loadu_epi64(static_cast<__mmask8>(m >> 8), idx + ow + 8));
+          const __m512i at = _mm512_inserti64x4(_mm512_castsi256_si512(i_lo), i_hi, 1);
+          // Offset of the chosen tap inside its window: 0, 1, W or W + 1.
+          const __m512i off = _mm512_sub_epi32(at, _mm512_add_epi32(_mm512_set1_epi32(row + 2 * static_cast<int32_t>(ow)), lane2));
+          auto pick = [&](int32_t o) { return _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(off, _mm512_set1_epi32(o)) & m, gv); };
+          const __m512 v00 = pick(0), v01 = pick(1), v10 = pick(W32), v11 = pick(W32 + 1);
+          const int64_t cols = 2 * n;  // input columns this step covers
+          const auto s_lo = static_cast<__mmask16>(cols >= 16 ? 0xffff : (1u << cols) - 1);
+          const auto s_hi = static_cast<__mmask16>(cols > 16 ? (1u << (cols - 16)) - 1 : 0);
+          _mm512_mask_storeu_ps(top + 2 * ow, s_lo, _mm512_permutex2var_ps(v00, mix_lo, v01));
+          _mm512_mask_storeu_ps(top + 2 * ow + 16, s_hi, _mm512_permutex2var_ps(v00, mix_hi, v01));
+          _mm512_mask_storeu_ps(bottom + 2 * ow, s_lo, _mm512_permutex2var_ps(v10, mix_lo, v11));
+          _mm512_mask_storeu_ps(bottom + 2 * ow + 16, s_hi, _mm512_permutex2var_ps(v10, mix_hi, v11));
+        }
+        if (W > 2 * oW) top[W - 1] = bottom[W - 1] = 0.0f;  // odd width: the last column is in no window
+      }
+      if (H > 2 * oH) std::fill(x + 2 * oH * W, x + H * W, 0.0f);  // odd height: the last row too
     }
   });
 }
@@ -290,9 +342,7 @@ void adaptive_avg_pool2d_backward_kernel(const T* grad_out, T* grad_in, const Po
 
 void max_pool2d_cpu(const void* in, void* out, int64_t* indices, const Pool2dGeometry& g, ScalarType t) {
 #if defined(__AVX512F__)
-  const bool two_by_two = g.kH == 2 && g.kW == 2 && g.sH == 2 && g.sW == 2 && g.pH == 0 && g.pW == 0 && g.dH == 1 &&
-                          g.dW == 1 && g.oH == g.H / 2 && g.oW == g.W / 2 && g.H * g.W < (int64_t{1} << 31);
-  if (two_by_two && t == kFloat32)
+  if (t == kFloat32 && is_plain_2x2(g))
     return max_pool2x2_avx512(static_cast<const float*>(in), static_cast<float*>(out), indices, g);
 #endif
   dispatch_floating(t, "max_pool2d", [&]<class T>() {
@@ -300,6 +350,10 @@ void max_pool2d_cpu(const void* in, void* out, int64_t* indices, const Pool2dGeo
   });
 }
 void max_pool2d_backward_cpu(const void* go, const int64_t* indices, void* gi, const Pool2dGeometry& g, ScalarType t) {
+#if defined(__AVX512F__)
+  if (t == kFloat32 && is_plain_2x2(g))
+    return max_pool2x2_backward_avx512(static_cast<const float*>(go), indices, static_cast<float*>(gi), g);
+#endif
   dispatch_floating(t, "max_pool2d_backward", [&]<class T>() {
     max_pool2d_backward_kernel(static_cast<const T*>(go), indices, static_cast<T*>(gi), g);
   });

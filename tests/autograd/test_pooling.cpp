@@ -204,6 +204,12 @@ TEST_CASE("max_pool2d 2x2 fast path agrees with the general kernel, ties and NaN
     // The reference: the general kernel, which float64 always takes.
     auto [ref_v, ref_i] = max_pool2d_with_indices(x.to(kFloat64), 2);
     CHECK(fast_i.equal(ref_i));
+    // Backward: the fast path's single write pass against the general scatter.
+    Tensor up = randn(fast_v.sizes(), kFloat32, &g);
+    Tensor xf = x.clone().requires_grad_(true), xd = x.to(kFloat64).requires_grad_(true);
+    max_pool2d(xf, 2).backward(up);
+    max_pool2d(xd, 2).backward(up.to(kFloat64));
+    CHECK(xf.grad().to(kFloat64).equal(xd.grad()));
     Tensor a = fast_v.to(kFloat64).contiguous(), b = ref_v.contiguous();
     for (int64_t k = 0; k < a.numel(); ++k) {
       double u = a.data_ptr<double>()[k], v = b.data_ptr<double>()[k];

@@ -52,11 +52,12 @@ Tensor BatchNorm2dImpl::forward(const Tensor& x) {
   }
   // Batch statistics in training, or when no running statistics are kept.
   bool use_batch_stats = is_training() || !options.track_running_stats();
+  if (backend_ && is_training()) return backend_->forward(*this, x, momentum);
   return gr::batch_norm(x, weight, bias, running_mean, running_var, use_batch_stats, momentum, options.eps());
 }
 
 void BatchNorm2dImpl::pretty_print(std::ostream& out) const {
-  out << "gr::nn::BatchNorm2d(" << options.num_features() << ", eps=" << options.eps() << ", momentum=";
+  out << (backend_ ? backend_->name() : "gr::nn::BatchNorm2d") << "(" << options.num_features() << ", eps=" << options.eps() << ", momentum=";
   if (options.momentum()) out << *options.momentum();
   else out << "None";
   out << ", affine=" << (options.affine() ? "true" : "false")

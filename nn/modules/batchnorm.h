@@ -21,6 +21,25 @@ struct BatchNorm2dOptions {
   GR_ARG(bool, track_running_stats) = true;
 };
 
+class BatchNorm2dImpl;
+
+// How a BatchNorm2d normalises in training mode when it is not the local computation:
+// SyncBatchNorm (distributed/) installs one that combines statistics across processes.
+// See Note [Converting to SyncBatchNorm].
+class BatchNormBackend {
+ public:
+  virtual ~BatchNormBackend() = default;
+  // Training-mode forward of `bn` on x [N, C, H, W] with the given momentum.
+  virtual Tensor forward(BatchNorm2dImpl& bn, const Tensor& x, double momentum) = 0;
+  // The module name printed instead of gr::nn::BatchNorm2d.
+  virtual const char* name() const = 0;
+};
+
+// Note [Converting to SyncBatchNorm]
+// PyTorch swaps every BatchNorm module for a SyncBatchNorm object. A C++ parent usually holds
+// its layers as typed members, so swapping objects would leave the parent calling the old
+// one; instead a BatchNorm2d keeps its object, weights and buffers, and gets a backend that
+// computes the training-mode statistics across processes.
 class BatchNorm2dImpl : public Module {
  public:
   explicit BatchNorm2dImpl(int64_t num_features) : BatchNorm2dImpl(BatchNorm2dOptions(num_features)) {}
@@ -29,10 +48,15 @@ class BatchNorm2dImpl : public Module {
   void reset_parameters();
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& out) const override;
+  void set_backend(std::shared_ptr<BatchNormBackend> backend) { backend_ = std::move(backend); }
+  const std::shared_ptr<BatchNormBackend>& backend() const { return backend_; }
 
   BatchNorm2dOptions options;
   Tensor weight, bias;                                       // affine only
   Tensor running_mean, running_var, num_batches_tracked;     // track_running_stats only
+
+ private:
+  std::shared_ptr<BatchNormBackend> backend_;  // null: local batch statistics
 };
 GR_MODULE(BatchNorm2d);
 

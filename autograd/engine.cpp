@@ -50,8 +50,31 @@ Tensor validate(const Node& node, size_t i, Tensor g) {
   return g;
 }
 
+// Callbacks queued by the backward pass running on this thread (see queue_callback).
+thread_local std::vector<std::function<void()>>* t_final_callbacks = nullptr;
+
+// Runs the graph, then the callbacks queued meanwhile; restores an outer pass's queue (a
+// hook may run a nested backward).
+void execute_graph(const TensorList& roots, const TensorList& grad_roots, bool retain_graph,
+                   const std::vector<Capture>& captures, TensorList* captured);
+
 void execute(const TensorList& roots, const TensorList& grad_roots, bool retain_graph,
              const std::vector<Capture>& captures, TensorList* captured) {
+  std::vector<std::function<void()>> callbacks;
+  auto* outer = t_final_callbacks;
+  t_final_callbacks = &callbacks;
+  try {
+    execute_graph(roots, grad_roots, retain_graph, captures, captured);
+    for (size_t i = 0; i < callbacks.size(); ++i) callbacks[i]();  // may grow while running
+  } catch (...) {
+    t_final_callbacks = outer;
+    throw;
+  }
+  t_final_callbacks = outer;
+}
+
+void execute_graph(const TensorList& roots, const TensorList& grad_roots, bool retain_graph,
+                   const std::vector<Capture>& captures, TensorList* captured) {
   GR_CHECK(grad_roots.empty() || grad_roots.size() == roots.size(), "backward: got ", roots.size(), " tensors but ",
            grad_roots.size(), " gradients");
   std::unordered_map<Node*, TensorList> buffers;
@@ -145,6 +168,13 @@ void execute(const TensorList& roots, const TensorList& grad_roots, bool retain_
 }
 
 }  // namespace
+
+void queue_callback(std::function<void()> fn) {
+  GR_CHECK(t_final_callbacks != nullptr, "queue_callback: only allowed while a backward pass runs (from a hook)");
+  t_final_callbacks->push_back(std::move(fn));
+}
+
+bool in_backward() { return t_final_callbacks != nullptr; }
 
 void backward(const TensorList& roots, const TensorList& grad_roots, bool retain_graph) {
   execute(roots, grad_roots, retain_graph, {}, nullptr);

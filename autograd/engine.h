@@ -2,6 +2,8 @@
 // each node once all gradients for it have arrived, summing where paths meet.
 #pragma once
 
+#include <functional>
+
 #include "core/tensor.h"
 
 namespace gr::autograd {
@@ -14,5 +16,12 @@ void backward(const TensorList& roots, const TensorList& grad_roots = {}, bool r
 // allow_unused: an input the roots do not depend on gets an undefined tensor instead of an error.
 TensorList grad(const TensorList& roots, const TensorList& inputs, const TensorList& grad_roots = {},
                 bool retain_graph = false, bool allow_unused = false);
+
+// Runs `fn` on this thread when the backward pass now running has processed its whole graph
+// (before backward() returns); callbacks run in the order queued, and may queue more. Only
+// valid inside a backward pass (e.g. from a hook). DDP waits for its all-reduces here.
+void queue_callback(std::function<void()> fn);
+// True while this thread runs a backward pass.
+bool in_backward();
 
 }  // namespace gr::autograd

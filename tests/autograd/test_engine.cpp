@@ -159,3 +159,26 @@ TEST_CASE("the graph is freed with its outputs (no reference cycles)") {
   }
   CHECK(weak.expired());
 }
+
+TEST_CASE("queue_callback runs after the whole graph, in order, and only inside backward") {
+  Tensor a = tensor({1.0}, f64_grad()), b = tensor({2.0}, f64_grad());
+  std::vector<std::string> log;
+  a.register_post_accumulate_grad_hook([&](Tensor&) {
+    log.push_back("hook a");
+    autograd::queue_callback([&] {
+      log.push_back("callback 1");
+      autograd::queue_callback([&] { log.push_back("callback 3"); });
+    });
+  });
+  b.register_post_accumulate_grad_hook([&](Tensor&) {
+    log.push_back("hook b");
+    autograd::queue_callback([&] { log.push_back("callback 2"); });
+  });
+  CHECK_FALSE(autograd::in_backward());
+  (a * 3.0 + b * 2.0).sum().backward();
+  REQUIRE(log.size() == 5);
+  CHECK(log[2] == "callback 1");  // after both hooks
+  CHECK(log[3] == "callback 2");
+  CHECK(log[4] == "callback 3");
+  CHECK_THROWS_WITH_AS(autograd::queue_callback([] {}), doctest::Contains("only allowed while a backward"), gr::Error);
+}

@@ -30,11 +30,19 @@ std::atomic<uint32_t> g_next_thread{0};
 thread_local uint32_t t_thread = g_next_thread.fetch_add(1);
 thread_local uint32_t t_depth = 0;
 
-int64_t now_ns() {
+int64_t clock_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - g_epoch).count();
 }
 
 }  // namespace
+
+int64_t now_ns() { return clock_ns(); }
+
+void record(std::string name, const char* category, int64_t start_ns, int64_t end_ns, const char* track) {
+  if (!enabled()) return;
+  std::lock_guard lock(g_mutex);
+  g_events.push_back({std::move(name), category, start_ns, end_ns - start_ns, t_thread, 0, track});
+}
 
 void enable(bool on) { detail::g_enabled.store(on); }
 
@@ -53,7 +61,7 @@ ScopedEvent::ScopedEvent(const char* name, const char* category) {
   name_ = name;
   category_ = category;
   ++t_depth;
-  start_ = now_ns();
+  start_ = clock_ns();
 }
 
 ScopedEvent::ScopedEvent(std::string name, const char* category) {
@@ -61,12 +69,12 @@ ScopedEvent::ScopedEvent(std::string name, const char* category) {
   name_ = std::move(name);
   category_ = category;
   ++t_depth;
-  start_ = now_ns();
+  start_ = clock_ns();
 }
 
 ScopedEvent::~ScopedEvent() {
   if (start_ < 0) return;
-  int64_t end = now_ns();
+  int64_t end = clock_ns();
   --t_depth;
   std::lock_guard lock(g_mutex);
   g_events.push_back({std::move(name_), category_, start_, end - start_, t_thread, t_depth});
@@ -123,19 +131,32 @@ std::string table(size_t max_rows) {
   return out.str();
 }
 
-void write_chrome_trace(const std::string& path) {
+void write_chrome_trace(const std::string& path, int process_id, const std::string& process_name) {
   std::vector<Event> ev = events();
   std::ofstream out(path);
   GR_CHECK(out.good(), "profiler: cannot write trace file '", path, "'");
+  const int pid = process_id >= 0 ? process_id : static_cast<int>(::getpid());
+  auto clean = [](const std::string& s) {
+    std::string r;
+    for (char c : s) r += (c == '"' || c == '\\') ? '_' : c;
+    return r;
+  };
+  // Named tracks (e.g. "comm") get thread ids after the real threads'.
+  std::map<std::string, unsigned> tracks;
+  for (const Event& e : ev)
+    if (e.track && !tracks.count(e.track)) tracks.emplace(e.track, 1000 + static_cast<unsigned>(tracks.size()));
   out << "{\"traceEvents\":[\n";
-  for (size_t i = 0; i < ev.size(); ++i) {
-    std::string name;
-    for (char c : ev[i].name) name += (c == '"' || c == '\\') ? '_' : c;
-    char buf[128];
+  out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << pid << ",\"args\":{\"name\":\""
+      << clean(process_name.empty() ? "gradring" : process_name) << "\"}}";
+  for (const auto& [name, tid] : tracks)
+    out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << pid << ",\"tid\":" << tid
+        << ",\"args\":{\"name\":\"" << clean(name) << "\"}}";
+  for (const Event& e : ev) {
+    unsigned tid = e.track ? tracks[e.track] : e.thread;
+    char buf[160];
     std::snprintf(buf, sizeof buf, "\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%u}",
-                  ev[i].category, ev[i].start_ns * 1e-3, ev[i].duration_ns * 1e-3, static_cast<int>(::getpid()),
-                  ev[i].thread);
-    out << (i ? ",\n" : "") << "{\"name\":\"" << name << buf;
+                  e.category, e.start_ns * 1e-3, e.duration_ns * 1e-3, pid, tid);
+    out << ",\n{\"name\":\"" << clean(e.name) << buf;
   }
   out << "\n],\"displayTimeUnit\":\"ms\"}\n";
   GR_CHECK(out.good(), "profiler: writing trace file '", path, "' failed");

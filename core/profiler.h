@@ -26,6 +26,7 @@ struct Event {
   int64_t duration_ns;
   uint32_t thread;
   uint32_t depth;        // nesting level on its thread
+  const char* track = nullptr;  // a named row instead of the thread's (record())
 };
 std::vector<Event> events();
 
@@ -46,6 +47,12 @@ class ScopedEvent {
   int64_t start_ = -1;
 };
 
+// Nanoseconds since the profiler's epoch (the clock of every event).
+int64_t now_ns();
+// Records a finished span measured by the caller (e.g. started on one thread and ended on
+// another, like a collective); `track` names the row it shows on in a trace ("comm").
+void record(std::string name, const char* category, int64_t start_ns, int64_t end_ns, const char* track = nullptr);
+
 struct OpStats {
   std::string name;
   std::string category;
@@ -57,7 +64,8 @@ struct OpStats {
 std::vector<OpStats> summary();
 // The summary as an aligned text table with percentages of the total self time.
 std::string table(size_t max_rows = 40);
-// Writes every event as Chrome trace JSON ("X" events, microseconds).
-void write_chrome_trace(const std::string& path);
+// Writes every event as Chrome trace JSON ("X" events, microseconds). `process_id` and
+// `process_name` label the process (e.g. the rank) so traces of several ranks line up.
+void write_chrome_trace(const std::string& path, int process_id = -1, const std::string& process_name = "");
 
 }  // namespace gr::profiler

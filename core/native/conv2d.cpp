@@ -5,7 +5,8 @@
 //   grad input   gcols[CKK, nb*L] = W_g^T x gY[og, nb*L], then col2im
 // with og = C_out / groups, CKK = C_in / groups * kH * kW, L = H_out * W_out. A 1x1 kernel
 // with stride 1 and no padding reads the input planes directly (no im2col). 3x3 stride-1
-// kernels with enough channels go to Winograd instead (see use_winograd).
+// kernels with enough channels go to Winograd instead (see use_winograd), convolutions with
+// few taps per output to the direct kernels (see use_direct).
 #include "core/native/conv2d.h"
 
 #include <algorithm>
@@ -14,8 +15,9 @@
 #include <memory>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/conv2d_direct.h"
 #include "core/native/conv2d_winograd.h"
+#include "core/native/copy.h"
 #include "core/native/gemm.h"
 #include "core/native/gemm_packed.h"
 #include "core/native/im2col.h"
@@ -50,7 +52,20 @@ bool use_winograd(const Conv2dArgs& a) {
   switch (g_algorithm.load()) {
     case Conv2dCpuAlgorithm::kIm2col: return false;
     case Conv2dCpuAlgorithm::kWinograd: return true;
+    case Conv2dCpuAlgorithm::kDirect: return false;
     default: return packed_gemm_available<T>() && a.C_in / a.groups >= 8 && a.C_out / a.groups >= 8;
+  }
+}
+
+// kAuto takes the direct kernels where they have vector code and few taps per output, where
+// im2col's GEMM has a tiny K and its column buffer costs more than the products.
+template <class T>
+bool use_direct(const Conv2dArgs& a) {
+  if (!direct_applicable(a)) return false;
+  switch (g_algorithm.load()) {
+    case Conv2dCpuAlgorithm::kDirect: return true;
+    case Conv2dCpuAlgorithm::kAuto: return direct_vectorized<T>() && a.C_in / a.groups * a.kH * a.kW <= 32;
+    default: return false;
   }
 }
 
@@ -87,6 +102,7 @@ template <class T>
 void forward_cpu(const Conv2dArgs& a, const T* x, const T* w, const T* bias, T* y) {
   const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G, CKK = cg * a.kH * a.kW, L = a.H_out * a.W_out;
   if (a.N == 0 || a.C_out == 0 || L == 0) return;
+  if (use_direct<T>(a)) return direct_forward<T>(a, x, w, bias, y);
   if (use_winograd<T>(a)) return winograd_forward<T>(a, x, w, bias, y);
   const bool pointwise = is_pointwise(a);
   const int64_t nb_max = images_per_chunk(a, CKK * L * static_cast<int64_t>(sizeof(T)));
@@ -119,7 +135,8 @@ void forward_cpu(const Conv2dArgs& a, const T* x, const T* w, const T* bias, T* 
 template <class T>
 void backward_cpu(const Conv2dArgs& a, const T* gy, const T* x, const T* w, T* gx, T* gw, T* gb) {
   const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G, CKK = cg * a.kH * a.kW, L = a.H_out * a.W_out;
-  if (gb) {
+  const bool direct = a.N > 0 && L > 0 && use_direct<T>(a);
+  if (gb && !(direct && gw)) {  // (the direct kernels sum it in their weight-gradient pass)
     parallel_for(0, a.C_out, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(a.N * L, 1)), [&](int64_t o0, int64_t o1) {
       for (int64_t o = o0; o < o1; ++o) {
         // 16 independent partial sums: a vector add per step instead of one long scalar chain.
@@ -139,6 +156,7 @@ void backward_cpu(const Conv2dArgs& a, const T* gy, const T* x, const T* w, T* g
   }
   if (gw && (a.N == 0 || L == 0)) std::fill(gw, gw + a.C_out * CKK, T(0));
   if (!gx && !gw) return;
+  if (direct) return direct_backward<T>(a, gy, x, w, gx, gw, gw ? gb : nullptr);
   if (a.N > 0 && use_winograd<T>(a)) return winograd_backward<T>(a, gy, x, w, gx, gw);
   const bool pointwise = is_pointwise(a);
   if (gx && !pointwise) std::fill(gx, gx + a.N * a.C_in * a.H * a.W, T(0));

@@ -2,8 +2,8 @@
 // bias. Shapes: input [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out],
 // output [N, C_out, H_out, W_out]. The device kernels are dispatch stubs over contiguous
 // buffers; the CPU ones are Winograd F(2x2, 3x3) for 3x3 stride-1 kernels
-// (conv2d_winograd.cpp) and im2col + GEMM otherwise (conv2d.cpp); a CUDA backend registers
-// its own.
+// (conv2d_winograd.cpp), direct loops for few input channels (conv2d_direct.cpp) and
+// im2col + GEMM otherwise (conv2d.cpp); a CUDA backend registers its own.
 #pragma once
 
 #include <array>
@@ -51,9 +51,11 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Conv2dArgs& a, const Te
 
 // Which CPU algorithm conv2d uses. kAuto: Winograd F(2x2, 3x3) for 3x3 kernels with stride 1
 // and dilation 1 and at least 8 channels in and out per group (in builds with the packed
-// GEMM kernels), else im2col + GEMM.
-// kWinograd forces it wherever it applies; kIm2col never uses it (tests, benchmarks).
-enum class Conv2dCpuAlgorithm { kAuto, kIm2col, kWinograd };
+// GEMM kernels); the direct kernels (conv2d_direct.h) for horizontal stride 1 and few taps
+// per output (see use_direct in conv2d.cpp) in float32 builds with AVX-512; else im2col + GEMM.
+// kWinograd / kDirect force that algorithm wherever it applies (im2col elsewhere); kIm2col
+// uses im2col everywhere (tests, benchmarks).
+enum class Conv2dCpuAlgorithm { kAuto, kIm2col, kWinograd, kDirect };
 void set_conv2d_cpu_algorithm(Conv2dCpuAlgorithm algorithm);
 Conv2dCpuAlgorithm conv2d_cpu_algorithm();
 

@@ -18,11 +18,14 @@ Tensor r(std::vector<int64_t> shape, uint64_t seed) {
 
 std::vector<int64_t> ints(const nlohmann::json& j) { return j.get<std::vector<int64_t>>(); }
 
-// Runs `body` once per CPU algorithm (im2col + GEMM, and Winograd where it applies).
+// Runs `body` once per CPU algorithm (im2col + GEMM, and Winograd / direct where they apply).
 template <class F>
 void for_each_algorithm(F body) {
-  for (auto algo : {native::Conv2dCpuAlgorithm::kIm2col, native::Conv2dCpuAlgorithm::kWinograd}) {
-    CAPTURE(algo == native::Conv2dCpuAlgorithm::kWinograd ? "winograd" : "im2col");
+  for (auto algo : {native::Conv2dCpuAlgorithm::kIm2col, native::Conv2dCpuAlgorithm::kWinograd,
+                    native::Conv2dCpuAlgorithm::kDirect}) {
+    CAPTURE(algo == native::Conv2dCpuAlgorithm::kWinograd ? "winograd"
+            : algo == native::Conv2dCpuAlgorithm::kDirect ? "direct"
+                                                           : "im2col");
     native::set_conv2d_cpu_algorithm(algo);
     body();
   }
@@ -174,6 +177,41 @@ TEST_CASE("Winograd and im2col agree on float32 convolutions (several chunks, wi
     };
     TensorList ref = run(native::Conv2dCpuAlgorithm::kIm2col), win = run(native::Conv2dCpuAlgorithm::kWinograd);
     for (size_t i = 0; i < ref.size(); ++i) CHECK(win[i].allclose(ref[i], 1e-4, 1e-3));
+  }
+}
+
+TEST_CASE("direct and im2col agree on float32 convolutions (vector rows, tails, padding, strides)") {
+  // The first layers of small CNNs (1 or 3 input channels, 5x5 / 3x3 kernels), rows wider than
+  // one vector and with tails, vertical stride 2, dilation, groups and asymmetric padding.
+  struct Shape {
+    std::vector<int64_t> x, w, stride, padding, dilation;
+    int64_t groups;
+  };
+  for (const Shape& s : {Shape{{5, 1, 28, 28}, {32, 1, 5, 5}, {1}, {2}, {1}, 1},
+                         Shape{{3, 3, 32, 32}, {16, 3, 3, 3}, {1}, {1}, {1}, 1},
+                         Shape{{2, 1, 37, 19}, {4, 1, 3, 5}, {2, 1}, {1, 3}, {1}, 1},
+                         Shape{{2, 2, 20, 40}, {6, 1, 3, 3}, {1}, {0, 2}, {2, 1}, 2},
+                         Shape{{1, 3, 9, 70}, {5, 3, 2, 2}, {3, 1}, {0}, {1, 3}, 1},
+                         Shape{{4, 1, 6, 5}, {3, 1, 7, 7}, {1}, {3}, {1}, 1}}) {
+    CAPTURE(s.x);
+    CAPTURE(s.w);
+    Tensor x = randn(s.x), w = randn(s.w), b = randn({s.w[0]});
+    Tensor y0 = conv2d(x, w, b, s.stride, s.padding, s.dilation, s.groups);
+    Tensor gy = randn(y0.sizes());
+    auto run = [&](native::Conv2dCpuAlgorithm algo) {
+      native::set_conv2d_cpu_algorithm(algo);
+      Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true),
+             bi = b.detach().requires_grad_(true);
+      Tensor y = conv2d(xi, wi, bi, s.stride, s.padding, s.dilation, s.groups);
+      y.backward(gy);
+      native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
+      return TensorList{y.detach(), xi.grad(), wi.grad(), bi.grad()};
+    };
+    TensorList ref = run(native::Conv2dCpuAlgorithm::kIm2col), direct = run(native::Conv2dCpuAlgorithm::kDirect);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      CAPTURE(i);
+      CHECK(direct[i].allclose(ref[i], 1e-4, 1e-3));
+    }
   }
 }
 

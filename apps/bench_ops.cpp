@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include "core/native/conv2d.h"
 #include <gradring/gradring.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -216,7 +217,16 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", repeat, "timed runs per op; the best is reported")->check(CLI::Range(1, 100000));
   app.add_option("--ops", ops_arg, "comma-separated ops or families: sgemm, conv2d (conv2d_fwd, conv2d_fwdbwd), add, relu, sum");
   app.add_flag("--json", json, "also print one JSON object as the last line");
+  std::string conv_algorithm = "auto";
+  app.add_option("--conv-algorithm", conv_algorithm, "CPU conv2d algorithm: auto, im2col, winograd or direct")
+      ->check(CLI::IsMember({"auto", "im2col", "winograd", "direct"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  using gr::native::Conv2dCpuAlgorithm;
+  gr::native::set_conv2d_cpu_algorithm(conv_algorithm == "im2col"     ? Conv2dCpuAlgorithm::kIm2col
+                                       : conv_algorithm == "winograd" ? Conv2dCpuAlgorithm::kWinograd
+                                       : conv_algorithm == "direct"   ? Conv2dCpuAlgorithm::kDirect
+                                                                      : Conv2dCpuAlgorithm::kAuto);
 
   std::vector<std::string> filter;
   for (std::stringstream ss(ops_arg); ss.good();) {

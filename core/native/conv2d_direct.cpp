@@ -18,9 +18,7 @@
 
 #include "core/parallel.h"
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include "core/native/gemm_kernels.h"  // (VecF::hsum: a horizontal sum GCC 12 does not warn about)
 
 namespace gr::native {
 
@@ -287,8 +285,8 @@ void weight_grad_block(const Conv2dArgs& a, const RowGeo& geo, const Tap* taps, 
     }
   }
   unroll<OB>([&](auto ob) {
-    unroll<KB>([&](auto t) { gw[ob * ldw + t] += _mm512_reduce_add_ps(acc[ob][t]); });
-    if (gb) gb[ob] += _mm512_reduce_add_ps(bacc[ob]);
+    unroll<KB>([&](auto t) { gw[ob * ldw + t] += gemm_detail::VecF::hsum(acc[ob][t]); });
+    if (gb) gb[ob] += gemm_detail::VecF::hsum(bacc[ob]);
   });
 }
 
@@ -325,18 +323,24 @@ void weight_grad_avx512(const Conv2dArgs& a, const float* gy, const float* x, fl
   const int64_t splits = std::clamp<int64_t>((2 * threads + items - 1) / items, 1, (a.N + nb - 1) / nb);
   const int64_t stride = a.C_out * CKK + a.C_out;
   std::vector<double> part(static_cast<size_t>(splits * stride), 0.0);
+  // Within a thread's range the images are the outer loop, so grad_output is read in order
+  // (all channels of a few images, then the next images) rather than one channel pair at a time.
   parallel_for(0, splits * items, 1, [&](int64_t w0, int64_t w1) {
-    for (int64_t wi = w0; wi < w1; ++wi) {
-      const int64_t sp = wi / items, g = wi % items / pairs, o0 = g * og + wi % pairs * 2;
-      const int64_t count = std::min<int64_t>(2, (g + 1) * og - o0);
+    for (int64_t r0 = w0, r1; r0 < w1; r0 = r1) {
+      const int64_t sp = r0 / items;
+      r1 = std::min(w1, (sp + 1) * items);
       double* pw = part.data() + sp * stride;
       for (int64_t n0 = a.N * sp / splits, n1 = a.N * (sp + 1) / splits; n0 < n1; n0 += nb)
-        for (int64_t ch = 0; ch < chunks; ++ch) {
-          const int64_t t0 = CKK * ch / chunks, kb = CKK * (ch + 1) / chunks - t0;
-          const WeightGradFn fn = (count == 2 ? kWeightGrad2 : kWeightGrad1)[kb - 1];
-          fn(a, geo, taps.data() + t0, tmask.data() + t0, CKK, zero_row.data() + a.pad_w,
-             x + (n0 * a.C_in + g * cg) * HW, gy + (n0 * a.C_out + o0) * L, std::min(nb, n1 - n0),
-             pw + o0 * CKK + t0, CKK, gb && ch == 0 ? pw + a.C_out * CKK + o0 : nullptr);
+        for (int64_t wi = r0; wi < r1; ++wi) {
+          const int64_t g = wi % items / pairs, o0 = g * og + wi % pairs * 2;
+          const int64_t count = std::min<int64_t>(2, (g + 1) * og - o0);
+          for (int64_t ch = 0; ch < chunks; ++ch) {
+            const int64_t t0 = CKK * ch / chunks, kb = CKK * (ch + 1) / chunks - t0;
+            const WeightGradFn fn = (count == 2 ? kWeightGrad2 : kWeightGrad1)[kb - 1];
+            fn(a, geo, taps.data() + t0, tmask.data() + t0, CKK, zero_row.data() + a.pad_w,
+               x + (n0 * a.C_in + g * cg) * HW, gy + (n0 * a.C_out + o0) * L, std::min(nb, n1 - n0),
+               pw + o0 * CKK + t0, CKK, gb && ch == 0 ? pw + a.C_out * CKK + o0 : nullptr);
+          }
         }
     }
   });

@@ -132,7 +132,7 @@ std::string local_address_for(const std::string& peer) {
 }
 
 ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, const GlooOptions& options)
-    : QueuedProcessGroup(rank, size) {
+    : QueuedProcessGroup(rank, size, options.threads) {
   GR_CHECK(store != nullptr, "gloo: a store is needed for the rendezvous");
   timeout_ = options.timeout;
   gloo::transport::tcp::attr attr;
@@ -162,14 +162,15 @@ WorkPtr ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op) {
   check_tensor(tensor, "allreduce");
   check_avg(op, tensor, "allreduce");
   Tensor t = tensor;
-  return enqueue(describe("allreduce", t, reduce_op_name(op)), {t}, [this, t, op] {
+  const uint32_t tag = next_tag();
+  return enqueue(describe("allreduce", t, reduce_op_name(op)), {t}, [this, tag, t, op] {
     if (size_ > 1) {
       gloo::AllreduceOptions o(context_);
       with_element_type(t.element_size(), [&](auto e) {
         o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
       });
       o.setReduceFunction(reduce_fn(op, t.scalar_type()));
-      o.setTag(next_tag());
+      o.setTag(tag);
       o.setTimeout(timeout_);
       gloo::allreduce(o);
     }
@@ -181,14 +182,15 @@ WorkPtr ProcessGroupGloo::broadcast(Tensor& tensor, int root) {
   check_tensor(tensor, "broadcast");
   check_rank(root, "root", "broadcast");
   Tensor t = tensor;
-  return enqueue(describe("broadcast", t), {t}, [this, t, root] {
+  const uint32_t tag = next_tag();
+  return enqueue(describe("broadcast", t), {t}, [this, tag, t, root] {
     if (size_ == 1) return;
     gloo::BroadcastOptions o(context_);
     with_element_type(t.element_size(), [&](auto e) {
       o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
     });
     o.setRoot(root);
-    o.setTag(next_tag());
+    o.setTag(tag);
     o.setTimeout(timeout_);
     gloo::broadcast(o);
   });
@@ -204,7 +206,8 @@ WorkPtr ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, const Tensor& 
              input.scalar_type());
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
-  return enqueue(describe("allgather", in), outs, [this, outs, in] {
+  const uint32_t tag = next_tag();
+  return enqueue(describe("allgather", in), outs, [this, tag, outs, in] {
     Tensor flat = empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
     gloo::AllgatherOptions o(context_);
     with_element_type(in.element_size(), [&](auto e) {
@@ -212,7 +215,7 @@ WorkPtr ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, const Tensor& 
       o.setInput(static_cast<E*>(in.data_ptr()), static_cast<size_t>(in.numel()));
       o.setOutput(static_cast<E*>(flat.data_ptr()), static_cast<size_t>(flat.numel()));
     });
-    o.setTag(next_tag());
+    o.setTag(tag);
     o.setTimeout(timeout_);
     gloo::allgather(o);
     for (int r = 0; r < size_; ++r)
@@ -233,7 +236,8 @@ WorkPtr ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tenso
              output.scalar_type());
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  return enqueue(describe("reduce_scatter", out, reduce_op_name(op)), {out}, [this, out, ins, op] {
+  const uint32_t tag = next_tag();
+  return enqueue(describe("reduce_scatter", out, reduce_op_name(op)), {out}, [this, tag, out, ins, op] {
     const int64_t n = out.numel();
     Tensor flat = empty({static_cast<int64_t>(size_) * n}, out.options());
     for (int r = 0; r < size_; ++r)
@@ -244,7 +248,7 @@ WorkPtr ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tenso
         o.setOutput(static_cast<decltype(e)*>(flat.data_ptr()), static_cast<size_t>(flat.numel()));
       });
       o.setReduceFunction(reduce_fn(op, out.scalar_type()));
-      o.setTag(next_tag());
+      o.setTag(tag);
       o.setTimeout(timeout_);
       gloo::allreduce(o);
     }
@@ -258,7 +262,8 @@ WorkPtr ProcessGroupGloo::reduce(Tensor& tensor, int root, ReduceOp op) {
   check_rank(root, "root", "reduce");
   check_avg(op, tensor, "reduce");
   Tensor t = tensor;
-  return enqueue(describe("reduce", t, reduce_op_name(op)), {t}, [this, t, root, op] {
+  const uint32_t tag = next_tag();
+  return enqueue(describe("reduce", t, reduce_op_name(op)), {t}, [this, tag, t, root, op] {
     if (size_ > 1) {
       gloo::ReduceOptions o(context_);
       with_element_type(t.element_size(), [&](auto e) {
@@ -266,7 +271,7 @@ WorkPtr ProcessGroupGloo::reduce(Tensor& tensor, int root, ReduceOp op) {
       });
       o.setRoot(root);
       o.setReduceFunction(reduce_fn(op, t.scalar_type()));
-      o.setTag(next_tag());
+      o.setTag(tag);
       o.setTimeout(timeout_);
       gloo::reduce(o);
     }
@@ -275,13 +280,14 @@ WorkPtr ProcessGroupGloo::reduce(Tensor& tensor, int root, ReduceOp op) {
 }
 
 WorkPtr ProcessGroupGloo::barrier() {
-  return enqueue(describe("barrier", Tensor()), {}, [this] {
+  const uint32_t tag = next_tag();
+  return enqueue(describe("barrier", Tensor()), {}, [this, tag] {
     if (size_ == 1) return;
     gloo::BarrierOptions o(context_);
-    o.setTag(next_tag());
+    o.setTag(tag);
     o.setTimeout(timeout_);
     gloo::barrier(o);
-  });
+  }, /*after_earlier=*/true);  // a barrier also means: everything issued before it is done
 }
 
 WorkPtr ProcessGroupGloo::send(const Tensor& tensor, int dst, int tag) {

@@ -1,7 +1,8 @@
 // ProcessGroupGloo: CPU collectives over TCP with Facebook's Gloo (as torch's gloo backend),
-// connected through our Store; each collective runs on the group's worker thread.
+// connected through our Store; collectives run on the group's worker threads (2, as torch).
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "distributed/queued_process_group.h"
@@ -20,6 +21,8 @@ struct GlooOptions {
   std::string interface;
   std::string master_addr = "127.0.0.1";
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
+  // Worker threads: 2 (as torch) lets consecutive collectives overlap (e.g. DDP's buckets).
+  int threads = 2;
 };
 
 class ProcessGroupGloo : public QueuedProcessGroup {
@@ -39,9 +42,11 @@ class ProcessGroupGloo : public QueuedProcessGroup {
   WorkPtr recv(Tensor& tensor, int src, int tag) override;
 
  private:
-  uint32_t next_tag() { return tag_++; }  // used on the worker thread only
+  // Each collective's Gloo tag, taken when it is issued: its place in the issue order, the
+  // same on every rank, whichever worker thread runs it.
+  uint32_t next_tag() { return tag_.fetch_add(1); }
   std::shared_ptr<gloo::Context> context_;
-  uint32_t tag_ = 0;
+  std::atomic<uint32_t> tag_{0};
 };
 
 // The address this host uses to reach `peer` (the source address of a UDP "connection").

@@ -3,29 +3,37 @@
 
 #include <sstream>
 
+#include "core/error.h"
+
 namespace gr::distributed {
 
-QueuedProcessGroup::QueuedProcessGroup(int rank, int size) : ProcessGroup(rank, size), worker_([this] { loop(); }) {}
+QueuedProcessGroup::QueuedProcessGroup(int rank, int size, int workers) : ProcessGroup(rank, size) {
+  GR_CHECK(workers >= 1, "process group: need at least one worker thread, got ", workers);
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { loop(); });
+}
 
 QueuedProcessGroup::~QueuedProcessGroup() { shutdown(); }
 
 void QueuedProcessGroup::shutdown() {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ && !worker_.joinable()) return;
+    if (stopping_ && workers_.empty()) return;
     stopping_ = true;
   }
   cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  for (std::thread& w : workers_)
+    if (w.joinable()) w.join();
+  workers_.clear();
 }
 
-WorkPtr QueuedProcessGroup::enqueue(std::string description, std::vector<Tensor> outputs, std::function<void()> job) {
+WorkPtr QueuedProcessGroup::enqueue(std::string description, std::vector<Tensor> outputs, std::function<void()> job,
+                                    bool after_earlier) {
   auto work = std::make_shared<Work>(std::move(description));
   work->set_result(std::move(outputs));
   {
     std::lock_guard lock(mutex_);
     GR_CHECK(!stopping_, work->description(), ": the process group is shutting down");
-    queue_.push_back({work, std::move(job)});
+    queue_.push_back({work, std::move(job), after_earlier});
   }
   cv_.notify_one();
   return work;
@@ -53,6 +61,9 @@ void QueuedProcessGroup::loop() {
       if (queue_.empty()) return;  // stopping, and everything issued has run
       job = std::move(queue_.front());
       queue_.pop_front();
+      // Taken in issue order; a barrier-like job then waits for the ones taken before it.
+      if (job.after_earlier) idle_cv_.wait(lock, [&] { return running_ == 0; });
+      ++running_;
     }
     std::exception_ptr error;
     try {
@@ -61,6 +72,11 @@ void QueuedProcessGroup::loop() {
       error = std::current_exception();
     }
     job.work->finish(error);
+    {
+      std::lock_guard lock(mutex_);
+      --running_;
+    }
+    idle_cv_.notify_all();
   }
 }
 

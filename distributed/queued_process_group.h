@@ -1,6 +1,9 @@
 // QueuedProcessGroup: the part of CPU backends that makes collectives asynchronous. Each
-// collective becomes a job on one worker thread, run strictly in issue order (the order
-// every rank must agree on), so the caller keeps computing while it communicates.
+// collective becomes a job for the group's worker threads, started strictly in issue order
+// (the order every rank must agree on), so the caller keeps computing while it communicates.
+// With one worker (MPI) jobs also run one at a time; with more (Gloo uses 2, as torch does)
+// consecutive collectives overlap, each under its own tag fixed at issue time, and a job
+// marked `after_earlier` (barrier) waits until every earlier job has finished.
 #pragma once
 
 #include <condition_variable>
@@ -8,6 +11,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "distributed/process_group.h"
 
@@ -15,32 +19,37 @@ namespace gr::distributed {
 
 class QueuedProcessGroup : public ProcessGroup {
  public:
-  QueuedProcessGroup(int rank, int size);
-  // Finishes the queued collectives, then stops the worker thread.
+  QueuedProcessGroup(int rank, int size, int workers = 1);
+  // Finishes the queued collectives, then stops the worker threads.
   ~QueuedProcessGroup() override;
 
  protected:
-  // Runs `job` on the worker thread after every collective issued before it. The Work
-  // completes when the job returns (result = `outputs`) or throws (the error).
-  WorkPtr enqueue(std::string description, std::vector<Tensor> outputs, std::function<void()> job);
+  // Runs `job` on a worker thread once every collective issued before it has started (with
+  // `after_earlier`: has finished). The Work completes when the job returns (result =
+  // `outputs`) or throws (the error).
+  WorkPtr enqueue(std::string description, std::vector<Tensor> outputs, std::function<void()> job,
+                  bool after_earlier = false);
   // "gloo allreduce (sum) float32 [1000] #17 on rank 0": for errors and debug logs.
   std::string describe(const char* op, const Tensor& t, const char* detail = nullptr);
-  // Stops the worker thread (call from the derived destructor, before its state dies).
+  // Stops the worker threads (call from the derived destructor, before its state dies).
   void shutdown();
 
  private:
   struct Job {
     WorkPtr work;
     std::function<void()> run;
+    bool after_earlier = false;
   };
   void loop();
 
   std::mutex mutex_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;       // a job was queued, or stopping
+  std::condition_variable idle_cv_;  // a running job finished
   std::deque<Job> queue_;
+  int running_ = 0;                  // jobs taken off the queue and not finished
   bool stopping_ = false;
   uint64_t sequence_ = 0;
-  std::thread worker_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace gr::distributed

@@ -23,6 +23,28 @@ TEST_CASE("gloo: every collective on 2 and 4 ranks") {
   }
 }
 
+TEST_CASE("gloo: many collectives in flight at once (two worker threads) each get their own result") {
+  spawn(2, [](int rank) {
+    ProcessGroupPtr pg = init_process_group("gloo");
+    std::vector<Tensor> xs;
+    std::vector<WorkPtr> works;
+    for (int i = 0; i < 40; ++i) {  // sizes from a few elements to several Gloo segments
+      xs.push_back(full({(i % 5) * 70000 + 3}, (rank + 1.0) * (i + 1), kFloat32));
+      works.push_back(i % 7 == 3 ? pg->broadcast(xs.back(), i % 2) : pg->allreduce(xs.back(), ReduceOp::Sum));
+    }
+    WorkPtr fence = pg->barrier();
+    fence->wait();
+    for (int i = 0; i < 40; ++i) {
+      // The barrier finished, so every collective issued before it has finished too.
+      GR_CHECK(works[i]->is_completed(), "rank ", rank, ": collective ", i, " not done after the barrier");
+      const double want = i % 7 == 3 ? (i % 2 + 1.0) * (i + 1) : 3.0 * (i + 1);
+      GR_CHECK(xs[i].min().item<double>() == want && xs[i].max().item<double>() == want, "rank ", rank,
+               ": collective ", i, " got ", xs[i].min().item<double>(), " want ", want);
+    }
+    destroy_process_group();
+  }, {.timeout = 120s});
+}
+
 TEST_CASE("gloo: new_group of some ranks, and non-members get null") {
   spawn(4, [](int rank) {
     init_process_group("gloo");

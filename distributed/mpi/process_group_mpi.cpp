@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <cstdio>
 #include <thread>
 
 #include "core/factory.h"
@@ -159,13 +160,58 @@ ProcessGroupMPI::ProcessGroupMPI(MPI_Comm comm) : QueuedProcessGroup([&] {
       return s;
     }()), comm_(comm) {
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);  // errors become gr::Error, not aborts
+  watchdog_ = std::thread([this] { watch(); });
 }
 
 ProcessGroupMPI::~ProcessGroupMPI() {
   shutdown();
+  {
+    std::lock_guard lock(watch_mutex_);
+    watch_stop_ = true;
+  }
+  watch_cv_.notify_all();
+  watchdog_.join();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
+}
+
+template <class F>
+void ProcessGroupMPI::blocking(F&& call, const char* what) {
+  {
+    std::lock_guard lock(watch_mutex_);
+    blocking_what_ = what;
+    blocking_since_ = std::chrono::steady_clock::now();
+  }
+  try {
+    call();
+  } catch (...) {
+    std::lock_guard lock(watch_mutex_);
+    blocking_what_ = nullptr;
+    throw;
+  }
+  std::lock_guard lock(watch_mutex_);
+  blocking_what_ = nullptr;
+}
+
+// A blocking MPI call cannot be given up on: past the group's timeout the job is stuck for
+// good (a dead peer, or ranks issuing different collectives), so say which call and abort
+// every process of the job, as torch's NCCL watchdog does, instead of hanging.
+void ProcessGroupMPI::watch() {
+  std::unique_lock lock(watch_mutex_);
+  while (!watch_stop_) {
+    watch_cv_.wait_for(lock, std::chrono::milliseconds(200));
+    if (!blocking_what_ || timeout_.count() <= 0) continue;
+    const auto stuck = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                              blocking_since_);
+    if (stuck <= timeout_) continue;
+    std::fprintf(stderr,
+                 "gradring: mpi %s on rank %d of %d: no progress for %lld ms (a peer died or issued different "
+                 "collectives); aborting the job (MPI_Abort)\n",
+                 blocking_what_, rank_, size_, static_cast<long long>(stuck.count()));
+    std::fflush(stderr);
+    MPI_Abort(comm_, 1);
+  }
 }
 
 std::shared_ptr<ProcessGroupMPI> ProcessGroupMPI::create(const std::vector<int>& members) {
@@ -186,10 +232,13 @@ WorkPtr ProcessGroupMPI::allreduce(Tensor& tensor, ReduceOp op) {
   check_avg(op, tensor, "allreduce");
   Tensor t = tensor;
   return enqueue(describe("allreduce", t, reduce_op_name(op)), {t}, [this, t, op] {
-    MPI_Request req;
-    GR_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, t.data_ptr(), count_of(t), mpi_type(t.scalar_type()),
-                                mpi_op(op, t.scalar_type()), comm_, &req));
-    complete(req, timeout_, "allreduce");
+    // The blocking MPI_Allreduce: Open MPI's tuned algorithms and shared-memory single copy
+    // (about 2.5x the bandwidth of MPI_Iallreduce, whose libnbc schedule only advances when
+    // polled). It cannot time out, so the watchdog guards it.
+    blocking([&] {
+      GR_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), count_of(t), mpi_type(t.scalar_type()),
+                                 mpi_op(op, t.scalar_type()), comm_));
+    }, "allreduce");
     if (op == ReduceOp::Avg) divide_by_size(t, size_);
   });
 }

@@ -1,9 +1,15 @@
-// ProcessGroupMPI: collectives on Open MPI's non-blocking operations, for processes started
-// by mpirun or srun (rank and size come from MPI; no store needed). Inside a node MPI moves
-// data through shared memory.
+// ProcessGroupMPI: collectives on Open MPI, for processes started by mpirun or srun (rank and
+// size come from MPI; no store needed). Inside a node MPI moves data through shared memory.
+// All-reduce uses the blocking MPI_Allreduce (the fast one) under a watchdog that aborts the
+// job past the timeout; the other collectives are non-blocking calls polled to the timeout.
 #pragma once
 
 #include <mpi.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "distributed/queued_process_group.h"
 
@@ -30,7 +36,18 @@ class ProcessGroupMPI : public QueuedProcessGroup {
   WorkPtr recv(Tensor& tensor, int src, int tag) override;
 
  private:
+  // Runs a blocking MPI call under the watchdog's eye.
+  template <class F>
+  void blocking(F&& call, const char* what);
+  void watch();
+
   MPI_Comm comm_;
+  std::mutex watch_mutex_;
+  std::condition_variable watch_cv_;
+  const char* blocking_what_ = nullptr;  // the blocking call in progress, if any
+  std::chrono::steady_clock::time_point blocking_since_;
+  bool watch_stop_ = false;
+  std::thread watchdog_;
 };
 
 }  // namespace gr::distributed

@@ -68,6 +68,11 @@ std::vector<int64_t> DistributedSampler::indices(int64_t epoch) const {
   return out;
 }
 
+void DistributedSampler::set_epoch(int64_t epoch) {
+  GR_CHECK(epoch >= 0, "DistributedSampler::set_epoch: epoch must be >= 0, got ", epoch);
+  epoch_ = epoch;
+}
+
 // How many of 0..n-1 rank `rank` gets in shard_indices (after checking the arguments).
 static int64_t shard_size(int64_t n, int num_replicas, int rank, const char* who) {
   GR_CHECK(n >= 0, who, ": n must be >= 0, got ", n);

@@ -34,6 +34,11 @@ class DistributedSampler : public Sampler {
   // Indices per epoch on this rank: ceil(n / R), or floor(n / R) with drop_last.
   int64_t size() const override { return num_samples_; }
   std::vector<int64_t> indices(int64_t epoch) const override;
+  // torch's spelling: set_epoch(e), then indices() yields epoch e (a DataLoader passes the
+  // epoch itself, see Note [Sampler epochs], so it needs neither).
+  void set_epoch(int64_t epoch);
+  std::vector<int64_t> indices() const { return indices(epoch_); }
+  int64_t epoch() const { return epoch_; }
 
   int64_t dataset_size() const { return dataset_size_; }
   int num_replicas() const { return num_replicas_; }
@@ -52,6 +57,7 @@ class DistributedSampler : public Sampler {
   uint64_t seed_;
   bool drop_last_;
   int64_t num_samples_;
+  int64_t epoch_ = 0;
 };
 
 // Rank `rank`'s share of 0..n-1 for evaluation: rank, rank + R, rank + 2R, ... < n. No

@@ -66,6 +66,13 @@ TEST_CASE("DistributedSampler: ranks cover the dataset, padding repeats the star
   }
   CHECK(dropped.size() == 8);
   CHECK(data::DistributedSampler(0, 2, 1).indices(0).empty());
+  // torch's set_epoch spelling gives the same orders.
+  data::DistributedSampler s(n, 4, 1, true, 5);
+  CHECK(s.indices() == s.indices(0));
+  s.set_epoch(3);
+  CHECK(s.epoch() == 3);
+  CHECK(s.indices() == s.indices(3));
+  CHECK_THROWS_AS(s.set_epoch(-1), gr::Error);
 }
 
 TEST_CASE("shard_indices split 0..n-1 without padding; ShardSampler is the same every epoch") {

@@ -8,7 +8,36 @@
 #include <thread>
 
 #include "../collective_checks.h"
+#include "distributed/ddp.h"
 #include "distributed/init.h"
+
+// DDP over MPI: three SGD steps on each rank's slice equal one process on the whole batches.
+void check_ddp(const gr::distributed::ProcessGroupPtr& pg) {
+  using namespace gr;
+  const int world = pg->size(), rank = pg->rank();
+  const int64_t per = 3;
+  nn::Sequential ref(nn::Linear(5, 7), nn::ReLU(), nn::Linear(7, 2)), model(nn::Linear(5, 7), nn::ReLU(), nn::Linear(7, 2));
+  ref->to(kFloat64);
+  model->to(kFloat64);
+  if (rank == 0) model->load_state_dict(ref->state_dict());
+  nn::parallel::DistributedDataParallel ddp(model, pg, nn::parallel::DistributedDataParallelOptions().bucket_cap_mb(1e-9));
+  optim::SGD opt_ref(ref->parameters(), optim::SGDOptions(0.1)), opt(ddp.parameters(), optim::SGDOptions(0.1));
+  Generator g(3);
+  for (int s = 0; s < 3; ++s) {
+    Tensor x = randn({per * world, 5}, TensorOptions(kFloat64), &g), y = randn({per * world, 2}, TensorOptions(kFloat64), &g);
+    opt_ref.zero_grad();
+    mse_loss(ref->forward(x), y).backward();
+    opt_ref.step();
+    opt.zero_grad();
+    mse_loss(ddp(x.narrow(0, rank * per, per)), y.narrow(0, rank * per, per)).backward();
+    opt.step();
+  }
+  TensorList a = model->parameters(), b = ref->parameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = (a[i] - b[i]).abs().max().item<double>();
+    GR_CHECK(d < 1e-12, "mpi DDP: parameter ", i, " differs from the single-process result by ", d);
+  }
+}
 
 int main(int argc, char** argv) {
   using namespace gr::distributed;
@@ -27,6 +56,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     gr::test::check_collectives(*pg);
+    check_ddp(pg);
     ProcessGroupPtr half = new_group({0, pg->size() - 1});  // every rank calls it
     if (half) {
       gr::Tensor x = gr::full({2}, 1.0, gr::kFloat64);

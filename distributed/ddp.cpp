@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -180,7 +181,9 @@ void DistributedDataParallelBase::pre_forward() {
 }
 
 void DistributedDataParallelBase::post_forward(const TensorList& outputs) {
-  reducer_->set_forward_ms((profiler::now_ns() - forward_start_ns_) * 1e-6);
+  const int64_t end = profiler::now_ns();
+  reducer_->set_forward_ms((end - forward_start_ns_) * 1e-6);
+  if (profiler::enabled()) profiler::record("DDP forward", "ddp", forward_start_ns_, end);
   bool needs = false;
   for (const Tensor& t : outputs) needs = needs || (t.defined() && t.requires_grad());
   if (sync_enabled_ && GradMode::is_enabled() && needs) reducer_->prepare_for_backward(outputs);
@@ -221,6 +224,15 @@ void DistributedDataParallelBase::join(const std::function<void()>& body) {
   const int root = static_cast<int>(who.data_ptr<int64_t>()[0]);
   broadcast_coalesced(*group_, module_->parameters(), "the join's final-model broadcast", root);
   broadcast_coalesced(*group_, module_->buffers(), "the join's final-model broadcast", root);
+}
+
+std::string DistributedDataParallelBase::write_chrome_trace(const std::string& dir) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  GR_CHECK(!ec, "DistributedDataParallel::write_chrome_trace: cannot create '", dir, "': ", ec.message());
+  const std::string path = (std::filesystem::path(dir) / ("rank" + std::to_string(group_->rank()) + ".json")).string();
+  profiler::write_chrome_trace(path, group_->rank(), "rank " + std::to_string(group_->rank()));
+  return path;
 }
 
 void DistributedDataParallelBase::register_comm_hook(CommHook hook) { reducer_->set_comm_hook(std::move(hook)); }

@@ -84,6 +84,12 @@ class DistributedDataParallelBase : public Module {
   // already divided by the world size). Call before the first forward.
   void register_comm_hook(CommHook hook);
 
+  // Writes this rank's profiler events (core/profiler.h; switch it on with
+  // profiler::enable()) as a Chrome trace `<dir>/rank<r>.json` labelled "rank r": forward,
+  // backward ops, each bucket's gradients and all-reduce, the end-of-backward wait. Open the
+  // files of all ranks together in Perfetto (ui.perfetto.dev) or chrome://tracing.
+  std::string write_chrome_trace(const std::string& dir) const;
+
   void train(bool on = true) override;
   void pretty_print(std::ostream& out) const override;
 

@@ -2,8 +2,16 @@
 // concatenated batches: parameters after K steps (float64 to 1e-12, float32 to 1e-5), with
 // several bucket layouts, gradient_as_bucket_view, bucket rebuild, comm hooks, no_sync,
 // find_unused_parameters, join with uneven inputs, SyncBatchNorm; and each error.
-#include <chrono>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/profiler.h"
 #include "distributed/ddp.h"
 #include "distributed/init.h"
 #include "distributed/launcher.h"
@@ -391,6 +399,47 @@ TEST_CASE("DDP state_dict has the wrapped model's keys (no module. prefix) and l
     other->load_state_dict(ddp.state_dict());
     require_same_params(*other, *model, 0, 0, "state_dict round trip");
     GR_CHECK(&ddp.module() == model.ptr().get(), "module() is not the wrapped model");
+    destroy_process_group();
+  }, {.timeout = 60s});
+}
+
+TEST_CASE("DDP writes a per-rank Chrome trace with bucket all-reduces and logs timings at INFO") {
+  spawn(2, [](int rank) {
+    const std::string dir = "/tmp/gradring_ddp_trace_test_" + std::to_string(::getppid());
+    const std::string log = dir + "_rank" + std::to_string(rank) + ".log";
+    ::setenv("GRADRING_DISTRIBUTED_DEBUG", "INFO", 1);
+    GR_CHECK(std::freopen(log.c_str(), "w", stderr) != nullptr, "cannot redirect stderr");
+    init_process_group("gloo");
+    auto [ref, model] = twin_models<Net>(rank, kFloat32);
+    DistributedDataParallel ddp(model, default_group(), DistributedDataParallelOptions().bucket_cap_mb(1e-9).first_bucket_cap_mb(1e-9));
+    profiler::reset();
+    profiler::enable();
+    for (int s = 0; s < 2; ++s) mse_loss(ddp(randn({4, 6})), randn({4, 3})).backward();
+    profiler::enable(false);
+    const std::string path = ddp.write_chrome_trace(dir);
+    std::fflush(stderr);
+    std::ifstream in(path);
+    nlohmann::json trace = nlohmann::json::parse(in);
+    int allreduces = 0, waits = 0, forwards = 0;
+    bool named = false;
+    for (const auto& e : trace.at("traceEvents")) {
+      GR_CHECK(e.at("pid") == rank, "trace event with pid ", e.at("pid").dump());
+      if (e.at("ph") == "M") {
+        named = named || (e.at("name") == "process_name" && e.at("args").at("name") == "rank " + std::to_string(rank));
+        continue;
+      }
+      const std::string name = e.at("name");
+      allreduces += name.rfind("allreduce bucket ", 0) == 0 && e.at("cat") == "comm";
+      waits += name == "DDP wait";
+      forwards += name == "DDP forward";
+    }
+    GR_CHECK(named && allreduces == 2 * 6 && waits == 2 && forwards == 2, "rank ", rank, ": trace has ", allreduces,
+             " all-reduce spans, ", waits, " waits, ", forwards, " forwards");
+    std::ifstream logged(log);
+    const std::string text((std::istreambuf_iterator<char>(logged)), std::istreambuf_iterator<char>());
+    GR_CHECK(text.find("DDP buckets: 6 bucket(s)") != std::string::npos &&
+                 text.find("DDP iteration 1: forward") != std::string::npos && text.find("wait after backward") != std::string::npos,
+             "rank ", rank, ": INFO log lacks the layout or timings:\n", text);
     destroy_process_group();
   }, {.timeout = 60s});
 }

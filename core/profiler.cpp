@@ -151,11 +151,15 @@ void write_chrome_trace(const std::string& path, int process_id, const std::stri
   for (const auto& [name, tid] : tracks)
     out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << pid << ",\"tid\":" << tid
         << ",\"args\":{\"name\":\"" << clean(name) << "\"}}";
+  // Timestamps on the machine's monotonic clock (not this process's epoch), so the traces of
+  // several processes (ranks) line up when opened together.
+  const double epoch_us =
+      std::chrono::duration<double, std::micro>(g_epoch.time_since_epoch()).count();
   for (const Event& e : ev) {
     unsigned tid = e.track ? tracks[e.track] : e.thread;
     char buf[160];
     std::snprintf(buf, sizeof buf, "\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%u}",
-                  e.category, e.start_ns * 1e-3, e.duration_ns * 1e-3, pid, tid);
+                  e.category, epoch_us + e.start_ns * 1e-3, e.duration_ns * 1e-3, pid, tid);
     out << ",\n{\"name\":\"" << clean(e.name) << buf;
   }
   out << "\n],\"displayTimeUnit\":\"ms\"}\n";

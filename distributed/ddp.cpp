@@ -183,7 +183,7 @@ void DistributedDataParallelBase::pre_forward() {
 void DistributedDataParallelBase::post_forward(const TensorList& outputs) {
   const int64_t end = profiler::now_ns();
   reducer_->set_forward_ms((end - forward_start_ns_) * 1e-6);
-  if (profiler::enabled()) profiler::record("DDP forward", "ddp", forward_start_ns_, end);
+  if (profiler::enabled()) profiler::record("DDP forward", "forward", forward_start_ns_, end);
   bool needs = false;
   for (const Tensor& t : outputs) needs = needs || (t.defined() && t.requires_grad());
   if (sync_enabled_ && GradMode::is_enabled() && needs) reducer_->prepare_for_backward(outputs);

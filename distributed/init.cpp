@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "distributed/file_store.h"
 #include "distributed/prefix_store.h"
+#include "distributed/process_group_debug.h"
 #include "distributed/tcp_store.h"
 
 namespace gr::distributed {
@@ -155,6 +156,7 @@ ProcessGroupPtr init_process_group(const InitOptions& o) {
   GR_CHECK(!is_initialized(), "init_process_group: the default process group is already initialized; call "
                               "destroy_process_group() first");
   Backend backend = find_backend(o.backend);
+  debug_level();  // a bad GRADRING_DISTRIBUTED_DEBUG fails here, before the rendezvous
   DefaultGroup g;
   g.backend = o.backend;
   if (!backend.uses_store) {
@@ -184,6 +186,7 @@ ProcessGroupPtr init_process_group(const InitOptions& o) {
                                o.timeout});
   }
   g.group->set_timeout(o.timeout);
+  g.group = wrap_for_debug(std::move(g.group));  // GRADRING_DISTRIBUTED_DEBUG=DETAIL
   std::lock_guard lock(g_mutex);
   g_default = std::move(g);
   return g_default.group;
@@ -239,7 +242,7 @@ ProcessGroupPtr new_group(const std::vector<int>& ranks) {
                      members, parent->timeout()};
   ProcessGroupPtr group = backend.factory(ctx);
   if (group) group->set_timeout(parent->timeout());
-  return group;
+  return wrap_for_debug(std::move(group));  // GRADRING_DISTRIBUTED_DEBUG=DETAIL
 }
 
 }  // namespace gr::distributed

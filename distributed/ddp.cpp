@@ -13,6 +13,7 @@
 #include "core/factory.h"
 #include "core/native/copy.h"
 #include "core/profiler.h"
+#include "distributed/process_group_debug.h"
 #include "distributed/init.h"
 
 namespace gr::nn::parallel {
@@ -22,13 +23,8 @@ using distributed::ReduceOp;
 
 namespace {
 
-bool info_logging() {
-  const char* v = std::getenv("GRADRING_DISTRIBUTED_DEBUG");
-  if (!v) return false;
-  std::string s(v);
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s == "INFO" || s == "DETAIL";
-}
+// GRADRING_DISTRIBUTED_DEBUG=INFO (or DETAIL) turns on DDP's layout and timing logs.
+bool info_logging() { return distributed::debug_level() != distributed::DebugLevel::Off; }
 
 void wait_for(const distributed::WorkPtr& work, const ProcessGroup& group, const char* what) {
   try {

@@ -4,7 +4,6 @@
 #include "distributed/reducer.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -20,6 +19,7 @@
 #include "core/native/copy.h"
 #include "core/native/elementwise.h"
 #include "core/profiler.h"
+#include "distributed/process_group_debug.h"
 
 namespace gr::distributed {
 
@@ -28,13 +28,7 @@ namespace {
 double ms_between(int64_t from_ns, int64_t to_ns) { return (to_ns - from_ns) * 1e-6; }
 
 // GRADRING_DISTRIBUTED_DEBUG=INFO (or DETAIL) turns on DDP's layout and timing logs.
-bool info_logging() {
-  const char* v = std::getenv("GRADRING_DISTRIBUTED_DEBUG");
-  if (!v) return false;
-  std::string s(v);
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s == "INFO" || s == "DETAIL";
-}
+bool info_logging() { return debug_level() != DebugLevel::Off; }
 
 // Waits for a collective of the reducer, naming what it was for in the error.
 void wait_for(const WorkPtr& work, const ProcessGroup& group, const std::string& what) {

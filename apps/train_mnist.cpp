@@ -1,8 +1,11 @@
 // train_mnist: trains the reference CNN on (Fashion-)MNIST and reports loss, test accuracy
-// and training speed. See README.md ("Apps") for the command line.
+// and training speed; on one process, or data-parallel (DDP) on every rank that
+// gradring-run or mpirun starts. See README.md ("Apps") for the command line.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <gradring/gradring.h>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -11,7 +14,11 @@
 #include "common/progress.h"
 #include "common/reference_cnn.h"
 #include "data/dataloader.h"
+#include "data/distributed_sampler.h"
 #include "data/mnist.h"
+#include "distributed/ddp.h"
+#include "distributed/init.h"
+#include "distributed/sync_batch_norm.h"
 
 using namespace gr;
 using Clock = std::chrono::steady_clock;
@@ -25,16 +32,28 @@ struct Options {
   double lr = -1;  // per-optimizer default
   std::string optimizer = "adadelta";
   uint64_t seed = 1;
-  int threads = 0;  // 0: every core
+  int threads = 0;  // 0: OMP_NUM_THREADS, else the cores (shared by the ranks of this node)
   int64_t max_steps = 0;
   int64_t workers = 0;
   int64_t warmup = 5;
   std::string save;
   std::string profile;
+  std::string trace;
+  std::string backend;  // empty: gloo when distributed
+  bool sync_bn = false;
   bool json = false;
 };
 
 constexpr double kMean = 0.2860, kStd = 0.3530;  // Fashion-MNIST training-set pixel statistics
+
+// Where this process sits: one process (group null), or rank `rank` of `world` ranks.
+struct Job {
+  distributed::ProcessGroupPtr group;
+  int rank = 0;
+  int world = 1;
+  bool distributed() const { return group != nullptr; }
+  bool leader() const { return rank == 0; }
+};
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const Options& o, std::vector<Tensor> params) {
   if (o.optimizer == "sgd") return std::make_unique<optim::SGD>(params, optim::SGDOptions(o.lr < 0 ? 0.01 : o.lr).momentum(0.9));
@@ -50,53 +69,110 @@ std::shared_ptr<data::TensorDataset> load_split(const std::string& root, data::M
   return std::make_shared<data::TensorDataset>(images, raw.targets());
 }
 
-double evaluate(apps::ReferenceCNN& model, const data::TensorDataset& test) {
-  model->eval();
-  NoGradGuard no_grad;
-  int64_t correct = 0;
-  for (int64_t i = 0; i < test.size(); i += 1000) {
-    int64_t n = std::min<int64_t>(1000, test.size() - i);
-    Tensor logits = model(test.data().narrow(0, i, n));
-    correct += logits.argmax(1).eq(test.targets().narrow(0, i, n)).sum().item<int64_t>();
-  }
-  model->train();
-  return static_cast<double>(correct) / static_cast<double>(test.size());
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : 0;
 }
 
-int run(const Options& o) {
-  set_num_threads(o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+// --threads, else OMP_NUM_THREADS (gradring-run sets 1 when several ranks share a node),
+// else the cores divided among the ranks of this node.
+int resolve_threads(const Options& o, bool distributed) {
+  if (o.threads > 0) return o.threads;
+  if (int omp = env_int("OMP_NUM_THREADS"); omp > 0) return omp;
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (!distributed) return cores;
+  int local = std::max({1, env_int("LOCAL_WORLD_SIZE"), env_int("OMPI_COMM_WORLD_LOCAL_SIZE")});
+  return std::max(1, cores / local);
+}
+
+// Element-wise reduction of a few numbers over the ranks (unchanged on one process).
+std::vector<double> reduce(const Job& job, std::vector<double> values,
+                           distributed::ReduceOp op = distributed::ReduceOp::Sum) {
+  if (!job.distributed()) return values;
+  Tensor t = tensor(values, kFloat64);
+  job.group->allreduce(t, op)->wait();
+  const double* p = t.data_ptr<double>();
+  return std::vector<double>(p, p + values.size());
+}
+
+// Test accuracy over the whole test set: each rank classifies its unpadded shard (every
+// image exactly once over all ranks) and the counts are summed.
+template <class Forward>
+double evaluate(const Job& job, nn::Module& net, Forward&& forward, std::shared_ptr<data::TensorDataset> test) {
+  net.eval();
+  double correct = 0, total = 0;
+  {
+    NoGradGuard no_grad;
+    data::DataLoaderOptions lo;
+    lo.batch_size = 1000;
+    lo.sampler = std::make_shared<data::ShardSampler>(test->size(), job.world, job.rank);
+    data::DataLoader loader(test, lo);
+    for (data::Example& batch : loader.epoch(0)) {
+      Tensor logits = forward(batch.data);
+      correct += static_cast<double>(logits.argmax(1).eq(batch.target).sum().item<int64_t>());
+      total += static_cast<double>(batch.data.size(0));
+    }
+  }
+  net.train();
+  auto sums = reduce(job, {correct, total});
+  return sums[0] / std::max(sums[1], 1.0);
+}
+
+int run(const Options& o, Job& job) {
+  set_num_threads(resolve_threads(o, job.distributed()));
   manual_seed(o.seed);
   auto train = load_split(o.data, data::Mode::kTrain);
   auto test = load_split(o.data, data::Mode::kTest);
 
   apps::ReferenceCNN model;
+  if (o.sync_bn) distributed::convert_sync_batchnorm(*model, job.group);
+  // DDP broadcasts rank 0's parameters and buffers here, so every rank starts equal.
+  std::unique_ptr<nn::parallel::DistributedDataParallel<apps::ReferenceCNNImpl>> ddp;
+  if (job.distributed())
+    ddp = std::make_unique<nn::parallel::DistributedDataParallel<apps::ReferenceCNNImpl>>(
+        model, job.group, nn::parallel::DistributedDataParallelOptions{});
+  nn::Module& net = ddp ? static_cast<nn::Module&>(*ddp) : static_cast<nn::Module&>(*model);
+  auto forward = [&](const Tensor& x) { return ddp ? ddp->forward(x) : model(x); };
+
   auto optimizer = make_optimizer(o, model->parameters());
   data::DataLoaderOptions lo;
-  lo.batch_size = o.batch_size;
-  lo.shuffle = true;
+  lo.batch_size = o.batch_size;  // per rank
   lo.seed = o.seed;
   lo.num_workers = o.workers;
+  if (job.distributed())
+    lo.sampler = std::make_shared<data::DistributedSampler>(train->size(), job.world, job.rank, true, o.seed);
+  else
+    lo.shuffle = true;
   data::DataLoader loader(train, lo);
 
-  if (!o.json)
-    std::printf("training the reference CNN on %lld images (%s), batch %lld, %s, %d thread(s)\n",
-                static_cast<long long>(train->size()), o.data.c_str(), static_cast<long long>(o.batch_size),
-                o.optimizer.c_str(), get_num_threads());
-  if (!o.profile.empty()) profiler::enable();
+  if (job.leader() && !o.json) {
+    if (job.distributed())
+      std::printf("training the reference CNN on %lld images (%s), %d ranks (%s%s), batch %lld per rank, %s, %d thread(s) per rank\n",
+                  static_cast<long long>(train->size()), o.data.c_str(), job.world, job.group->backend_name().c_str(),
+                  o.sync_bn ? ", SyncBatchNorm" : "", static_cast<long long>(o.batch_size), o.optimizer.c_str(),
+                  get_num_threads());
+    else
+      std::printf("training the reference CNN on %lld images (%s), batch %lld, %s, %d thread(s)\n",
+                  static_cast<long long>(train->size()), o.data.c_str(), static_cast<long long>(o.batch_size),
+                  o.optimizer.c_str(), get_num_threads());
+  }
+  if (!o.profile.empty() || !o.trace.empty()) profiler::enable();
 
   int64_t steps = 0, timed_images = 0;
-  double timed_seconds = 0, loss_sum = 0, accuracy = 0;
-  int64_t loss_count = 0, epoch = 0;
+  double timed_seconds = 0, loss_sum = 0, loss_count = 0, accuracy = 0;
+  int64_t epoch = 0;
   bool stop = false;
   for (epoch = 1; epoch <= o.epochs && !stop; ++epoch) {
-    apps::ProgressBar bar("epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs), loader.size());
+    // Under a launcher stdout is a pipe: rank 0 prints a plain progress line every 5 s instead.
+    apps::ProgressBar bar("epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs), loader.size(),
+                          std::chrono::seconds(job.distributed() && !o.json ? 5 : 0));
     double epoch_loss = 0;
     int64_t epoch_batches = 0;
     auto epoch_start = Clock::now();
     auto tick = Clock::now();
     for (data::Example& batch : loader.epoch(epoch - 1)) {
       optimizer->zero_grad();
-      Tensor loss = nll_loss(model(batch.data), batch.target);
+      Tensor loss = nll_loss(forward(batch.data), batch.target);
       loss.backward();
       optimizer->step();
       double l = loss.item<double>();
@@ -109,45 +185,70 @@ int run(const Options& o) {
         timed_images += batch.data.size(0);
       }
       tick = now;
-      double elapsed = std::chrono::duration<double>(now - epoch_start).count();
-      char status[96];
-      std::snprintf(status, sizeof status, "loss %.4f %.0f img/s", epoch_loss / epoch_batches,
-                    epoch_batches * o.batch_size / std::max(elapsed, 1e-9));
-      bar.update(epoch_batches, status);
+      if (job.leader()) {  // this rank's running loss; the epoch line averages over ranks
+        double elapsed = std::chrono::duration<double>(now - epoch_start).count();
+        char status[96];
+        std::snprintf(status, sizeof status, "loss %.4f %.0f img/s", epoch_loss / epoch_batches,
+                      static_cast<double>(epoch_batches * o.batch_size * job.world) / std::max(elapsed, 1e-9));
+        bar.update(epoch_batches, status);
+      }
+      // Every rank has the same number of batches (DistributedSampler pads), so all stop here.
       if (o.max_steps > 0 && steps >= o.max_steps) {
         stop = true;
         break;
       }
     }
     bar.finish();
-    loss_sum += epoch_loss;
-    loss_count += epoch_batches;
-    accuracy = evaluate(model, *test);
-    if (!o.json)
+    // Mean of the per-batch losses of all ranks.
+    auto sums = reduce(job, {epoch_loss, static_cast<double>(epoch_batches)});
+    loss_sum += sums[0];
+    loss_count += sums[1];
+    accuracy = evaluate(job, net, forward, test);
+    if (job.leader() && !o.json)
       std::printf("epoch %lld: train_loss %.4f test_accuracy %.4f (%lld steps, %.1f s)\n", static_cast<long long>(epoch),
-                  epoch_loss / std::max<int64_t>(epoch_batches, 1), accuracy, static_cast<long long>(epoch_batches),
+                  sums[0] / std::max(sums[1], 1.0), accuracy, static_cast<long long>(epoch_batches),
                   std::chrono::duration<double>(Clock::now() - epoch_start).count());
     std::fflush(stdout);
   }
   --epoch;
-  if (!o.profile.empty()) {
+  if (!o.profile.empty() || !o.trace.empty()) {
     profiler::enable(false);
-    profiler::write_chrome_trace(o.profile);
-    if (!o.json) std::printf("profile (all steps):\n%s(trace written to %s)\n", profiler::table().c_str(), o.profile.c_str());
+    if (!o.trace.empty()) {
+      if (ddp) {
+        ddp->write_chrome_trace(o.trace);  // <dir>/rank<r>.json, the process labelled "rank r"
+      } else {
+        std::filesystem::create_directories(o.trace);
+        profiler::write_chrome_trace((std::filesystem::path(o.trace) / "rank0.json").string(), 0, "rank 0");
+      }
+      if (job.leader() && !o.json) std::printf("traces written to %s/rank<r>.json\n", o.trace.c_str());
+    }
+    if (!o.profile.empty() && job.leader()) {  // rank 0's steps
+      profiler::write_chrome_trace(o.profile);
+      if (!o.json) std::printf("profile (all steps):\n%s(trace written to %s)\n", profiler::table().c_str(), o.profile.c_str());
+    }
   }
-  if (!o.save.empty()) {
-    save(*model, o.save, {{"epochs", std::to_string(epoch)}, {"steps", std::to_string(steps)}});
+  if (!o.save.empty() && job.leader()) {  // the ranks hold the same weights
+    save(*model, o.save, {{"epochs", std::to_string(epoch)}, {"steps", std::to_string(steps)},
+                          {"world_size", std::to_string(job.world)}});
     if (!o.json) std::printf("saved the model to %s\n", o.save.c_str());
   }
-  double images_per_sec = timed_seconds > 0 ? static_cast<double>(timed_images) / timed_seconds : 0.0;
+  // Images of all ranks over the slowest rank's time.
+  double all_images = reduce(job, {static_cast<double>(timed_images)})[0];
+  double seconds = reduce(job, {timed_seconds}, distributed::ReduceOp::Max)[0];
+  double images_per_sec = seconds > 0 ? all_images / seconds : 0.0;
+  if (!job.leader()) return 0;
   if (o.json) {
     nlohmann::json j = {{"epochs", epoch},
                         {"steps", steps},
-                        {"train_loss", loss_sum / static_cast<double>(std::max<int64_t>(loss_count, 1))},
+                        {"train_loss", loss_sum / std::max(loss_count, 1.0)},
                         {"test_accuracy", accuracy},
                         {"images_per_sec", images_per_sec},
-                        {"world_size", 1},
+                        {"world_size", job.world},
                         {"threads", get_num_threads()}};
+    if (job.distributed()) {
+      j["backend"] = job.group->backend_name();
+      j["sync_bn"] = o.sync_bn;
+    }
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("%.0f images/s\n", images_per_sec);
@@ -159,27 +260,53 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"Train the reference CNN on Fashion-MNIST (or MNIST) with gradring."};
+  CLI::App app{"Train the reference CNN on Fashion-MNIST (or MNIST) with gradring; data-parallel under gradring-run or mpirun."};
   app.add_option("--data", o.data, "folder with the four IDX files (plain or .gz)")->capture_default_str();
   app.add_option("--epochs", o.epochs, "passes over the training set")->capture_default_str()->check(apps::positive());
-  app.add_option("--batch-size", o.batch_size, "images per step")->capture_default_str()->check(apps::positive());
+  app.add_option("--batch-size", o.batch_size, "images per step (per rank when distributed)")->capture_default_str()->check(apps::positive());
   app.add_option("--lr", o.lr, "learning rate (default: 1.0 adadelta, 0.01 sgd, 0.001 adam)")->check(apps::positive());
   app.add_option("--optimizer", o.optimizer, "adadelta, sgd (momentum 0.9) or adam")
       ->capture_default_str()
       ->check(CLI::IsMember({"adadelta", "sgd", "adam"}));
   app.add_option("--seed", o.seed, "seed for initialisation and shuffling")->capture_default_str();
-  app.add_option("--threads", o.threads, "CPU threads (default: every core)")->check(apps::non_negative());
+  app.add_option("--threads", o.threads, "CPU threads per process (default: OMP_NUM_THREADS, else the cores shared among this node's ranks)")
+      ->check(apps::non_negative());
   app.add_option("--max-steps", o.max_steps, "stop after this many steps (0: full epochs)")->check(apps::non_negative());
   app.add_option("--workers", o.workers, "background data-loading threads")->capture_default_str()->check(apps::non_negative());
   app.add_option("--warmup", o.warmup, "steps left out of the images/s figure")->capture_default_str()->check(apps::non_negative());
-  app.add_option("--save", o.save, "write the trained model here (safetensors)");
-  app.add_option("--profile", o.profile, "profile every step; print a table and write a Chrome trace here");
+  app.add_option("--save", o.save, "write the trained model here (safetensors; rank 0 only)");
+  app.add_option("--profile", o.profile, "profile every step; print a table and write a Chrome trace here (rank 0's)");
+  app.add_option("--trace", o.trace, "profile every step; each rank writes DIR/rank<r>.json (Chrome trace)");
+  app.add_option("--backend", o.backend, "process group when distributed: gloo (default) or mpi (under mpirun)")
+      ->check(CLI::IsMember({"gloo", "mpi"}));
+  app.add_flag("--sync-bn", o.sync_bn, "synchronise batch-norm statistics across ranks (SyncBatchNorm)");
   app.add_flag("--json", o.json, "print one JSON object (epochs, steps, train_loss, test_accuracy, images_per_sec, world_size) as the last line");
   CLI11_PARSE(app, argc, argv);
+
+  // Distributed when a launcher set WORLD_SIZE (gradring-run, torchrun) or a backend was named
+  // (mpirun sets no WORLD_SIZE).
+  const bool distributed = std::getenv("WORLD_SIZE") != nullptr || !o.backend.empty();
+  if (o.sync_bn && !distributed) {
+    std::fprintf(stderr,
+                 "train_mnist: --sync-bn needs a distributed run: start it with "
+                 "gradring-run --nproc-per-node N train_mnist ... (or mpirun -np N train_mnist --backend mpi ...)\n");
+    return 2;
+  }
+  Job job;
   try {
-    return run(o);
+    if (distributed) {
+      job.group = distributed::init_process_group(o.backend.empty() ? std::string("gloo") : o.backend);
+      job.rank = job.group->rank();
+      job.world = job.group->size();
+    }
+    int rc = run(o, job);
+    if (distributed) distributed::destroy_process_group();
+    return rc;
   } catch (const gr::Error& e) {
-    std::fprintf(stderr, "train_mnist: %s\n", e.message().c_str());
+    if (distributed)
+      std::fprintf(stderr, "train_mnist: rank %d: %s\n", job.rank, e.message().c_str());
+    else
+      std::fprintf(stderr, "train_mnist: %s\n", e.message().c_str());
     return 1;
   }
 }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Data-parallel training speed, gradring against PyTorch (Gloo both): apps/train_mnist and
+# bench/train_mnist_ddp_torch.py on 1 process and on 2 ranks under gradring-run, 1 thread per
+# rank, batch 64 per rank, alternating gradring and torch runs. Prints images/s (all ranks'
+# images over the slowest rank's time), the ratio gradring/torch and the scaling efficiency
+# (2-rank images/s over twice the 1-process images/s). Usage:
+#   bench/compare_ddp.sh [--steps N] [--repeat R] [--build DIR]
+#     --steps N   steps per run (default 0: one full epoch)
+#     --repeat R  rounds; each figure is the best of R (default 1)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build
+steps=0
+repeat=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --steps) steps=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    *) echo "compare_ddp: unknown argument $1 (expected --steps N, --repeat R, --build DIR)" >&2; exit 2 ;;
+  esac
+done
+app=$build/apps/train_mnist
+launcher=$build/apps/gradring-run
+for f in "$app" "$launcher"; do
+  [ -x "$f" ] || { echo "compare_ddp: $f not found; build first (cmake --build $build)" >&2; exit 1; }
+done
+/usr/bin/python3 -c "import torch" 2>/dev/null || { echo "compare_ddp: needs Debian's python3-torch" >&2; exit 1; }
+openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
+[ -d "$openblas" ] || echo "compare_ddp: warning: libopenblas0-openmp missing; torch will use the slow reference BLAS" >&2
+peer=$root/bench/train_mnist_ddp_torch.py
+
+# Not inherited from a surrounding launcher: the 1-process runs must not see WORLD_SIZE.
+unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT
+export OMP_NUM_THREADS=1
+
+# The JSON object on the last line that holds one (the launcher prefixes "[rank 0] ").
+field() {
+  /usr/bin/python3 -c '
+import json, sys
+lines = [l[l.index("{"):] for l in sys.stdin.read().splitlines() if "{" in l]
+print(json.loads(lines[-1])[sys.argv[1]])' "$1"
+}
+torch_env() { LD_LIBRARY_PATH=$openblas OPENBLAS_CORETYPE=SkylakeX "$@"; }
+
+run() {  # run <config>: prints the JSON-bearing output of one run
+  case "$1" in
+    gr1) "$app" --threads 1 --max-steps "$steps" --json ;;
+    gr2) "$launcher" --nproc-per-node 2 --standalone "$app" --threads 1 --max-steps "$steps" --json ;;
+    t1) torch_env /usr/bin/python3 "$peer" --threads 1 --max-steps "$steps" --json ;;
+    t2) torch_env "$launcher" --nproc-per-node 2 --standalone /usr/bin/python3 "$peer" --threads 1 --max-steps "$steps" --json ;;
+  esac
+}
+
+declare -A best acc
+for config in gr1 t1 gr2 t2; do best[$config]=0; acc[$config]=0; done
+for ((round = 1; round <= repeat; ++round)); do
+  for config in gr1 t1 gr2 t2; do  # alternating, so a slow phase of the machine hits both
+    out=$(run "$config") || { echo "compare_ddp: run $config failed:" >&2; echo "$out" >&2; exit 1; }
+    ips=$(echo "$out" | field images_per_sec)
+    echo "round $round $config: $(printf '%.0f' "$ips") img/s" >&2
+    if (($(echo "$ips > ${best[$config]}" | bc -l))); then
+      best[$config]=$ips
+      acc[$config]=$(echo "$out" | field test_accuracy)
+    fi
+  done
+done
+
+echo "train_mnist, batch 64 per rank, 1 thread per rank, Gloo; steps: $([ "$steps" = 0 ] && echo 'one epoch' || echo "$steps"), best of $repeat"
+printf "%-10s %14s %14s %8s %10s %10s\n" ranks "gradring img/s" "torch img/s" ratio "gr acc" "torch acc"
+for n in 1 2; do
+  g=${best[gr$n]} t=${best[t$n]}
+  printf "%-10s %14.0f %14.0f %7.2fx %10.4f %10.4f\n" "$n" "$g" "$t" "$(echo "$g / $t" | bc -l)" "${acc[gr$n]}" "${acc[t$n]}"
+done
+printf "%-10s %13.1f%% %13.1f%%\n" "scaling" "$(echo "100 * ${best[gr2]} / (2 * ${best[gr1]})" | bc -l)" \
+  "$(echo "100 * ${best[t2]} / (2 * ${best[t1]})" | bc -l)"

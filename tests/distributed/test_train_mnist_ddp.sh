@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# train_mnist data-parallel on 2 ranks through gradring-run, on the real Fashion-MNIST: the
+# job finishes, only rank 0 prints the final JSON (world_size 2), --save writes one file,
+# --trace writes one Chrome trace per rank; a short --sync-bn run finishes too; --sync-bn
+# without a launcher is refused with a message naming gradring-run.
+# Usage: test_train_mnist_ddp.sh <gradring-run> <train_mnist> [data dir]. Exits 77
+# (skipped) when the dataset is missing.
+set -euo pipefail
+run=$1
+app=$2
+data=${3:-/usr/share/datasets/fashion-mnist}
+if [ ! -e "$data/train-images-idx3-ubyte.gz" ] && [ ! -e "$data/train-images-idx3-ubyte" ]; then
+  echo "train_mnist_ddp: SKIPPED: no Fashion-MNIST in $data (Debian package dataset-fashion-mnist)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "train_mnist_ddp: FAILED: $*"; echo "--- output:"; cat "$tmp/out.log"; exit 1; }
+unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT
+
+# 1. Plain DDP, 20 steps of 64 images per rank.
+mkdir "$tmp/save"
+timeout 300 "$run" --nproc-per-node 2 --standalone "$app" --data "$data" --max-steps 20 --warmup 2 --json \
+  --save "$tmp/save/model.safetensors" --trace "$tmp/trace" > "$tmp/out.log" 2>&1 || fail "exit code $?"
+json=$(grep -c '^\[rank [0-9]*\] {' "$tmp/out.log" || true)
+[ "$json" = 1 ] || fail "expected one JSON line (rank 0's), found $json"
+line=$(grep '^\[rank 0\] {' "$tmp/out.log") || fail "no JSON line from rank 0"
+num() { echo "$line" | sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p"; }
+[ "$(num world_size)" = 2 ] || fail "JSON: world_size is not 2: $line"
+[ "$(num steps)" = 20 ] || fail "JSON: steps is not 20: $line"
+# 20 steps already beat chance (0.1); images/s and the loss are positive.
+awk -v a="$(num test_accuracy)" -v i="$(num images_per_sec)" -v l="$(num train_loss)" \
+  'BEGIN { exit !(a > 0.1 && a <= 1 && i > 0 && l > 0) }' || fail "JSON: implausible values: $line"
+files=$(ls "$tmp/save" | wc -l)
+[ "$files" = 1 ] || fail "--save: expected 1 file, found $files: $(ls "$tmp/save")"
+[ -s "$tmp/save/model.safetensors" ] || fail "--save: model.safetensors is empty"
+for r in 0 1; do
+  [ -s "$tmp/trace/rank$r.json" ] || fail "--trace: no $tmp/trace/rank$r.json"
+done
+
+# 2. SyncBatchNorm, a few steps.
+timeout 300 "$run" --nproc-per-node 2 --standalone "$app" --data "$data" --max-steps 5 --warmup 1 --json --sync-bn \
+  > "$tmp/out.log" 2>&1 || fail "--sync-bn run: exit code $?"
+grep -q '^\[rank 0\] {.*"world_size":2' "$tmp/out.log" || fail "--sync-bn run: no JSON with world_size 2 from rank 0"
+
+# 3. --sync-bn outside a distributed run: refused, naming the launcher.
+set +e
+"$app" --data "$data" --sync-bn > "$tmp/out.log" 2>&1
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "--sync-bn without a launcher: exit code $rc, expected 2"
+grep -q "gradring-run" "$tmp/out.log" || fail "--sync-bn without a launcher: message does not name gradring-run"
+echo "train_mnist_ddp: OK"

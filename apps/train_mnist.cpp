@@ -41,6 +41,7 @@ struct Options {
   std::string trace;
   std::string backend;  // empty: gloo when distributed
   bool sync_bn = false;
+  double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // DDP's (torch's) defaults
   bool json = false;
 };
 
@@ -130,7 +131,8 @@ int run(const Options& o, Job& job) {
   std::unique_ptr<nn::parallel::DistributedDataParallel<apps::ReferenceCNNImpl>> ddp;
   if (job.distributed())
     ddp = std::make_unique<nn::parallel::DistributedDataParallel<apps::ReferenceCNNImpl>>(
-        model, job.group, nn::parallel::DistributedDataParallelOptions{});
+        model, job.group,
+        nn::parallel::DistributedDataParallelOptions().bucket_cap_mb(o.bucket_cap_mb).first_bucket_cap_mb(o.first_bucket_cap_mb));
   nn::Module& net = ddp ? static_cast<nn::Module&>(*ddp) : static_cast<nn::Module&>(*model);
   auto forward = [&](const Tensor& x) { return ddp ? ddp->forward(x) : model(x); };
 
@@ -279,6 +281,10 @@ int main(int argc, char** argv) {
   app.add_option("--trace", o.trace, "profile every step; each rank writes DIR/rank<r>.json (Chrome trace)");
   app.add_option("--backend", o.backend, "process group when distributed: gloo (default) or mpi (under mpirun)")
       ->check(CLI::IsMember({"gloo", "mpi"}));
+  app.add_option("--bucket-cap-mb", o.bucket_cap_mb, "DDP gradient bucket size (MiB)")->capture_default_str()->check(apps::positive());
+  app.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb, "DDP's first bucket (the last layers' gradients, reduced first), MiB")
+      ->capture_default_str()
+      ->check(apps::positive());
   app.add_flag("--sync-bn", o.sync_bn, "synchronise batch-norm statistics across ranks (SyncBatchNorm)");
   app.add_flag("--json", o.json, "print one JSON object (epochs, steps, train_loss, test_accuracy, images_per_sec, world_size) as the last line");
   CLI11_PARSE(app, argc, argv);

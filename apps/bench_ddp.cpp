@@ -1,0 +1,487 @@
+// bench_ddp: one DDP training step (zero_grad, forward, backward, SGD step) of the reference
+// CNN and of ResNet-18 on synthetic data, in four gradient-communication modes: overlapped
+// buckets (DDP's defaults), one all-reduce after backward, one all-reduce per parameter, and
+// none (no_sync). Each mode's averaged gradients are first checked against a hand-made
+// all-reduce of the local gradients; then the modes take turns step by step under the
+// profiler, and the Reducer's "allreduce bucket k" spans tell how much communication was
+// hidden behind backward. docs/benchmarks.md has results; run it under the launcher:
+//   gradring-run --nproc-per-node 2 --standalone bench_ddp
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <gradring/gradring.h>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cli.h"
+#include "common/reference_cnn.h"
+#include "common/resnet.h"
+#include "core/native/conv2d.h"
+#include "distributed/ddp.h"
+#include "distributed/init.h"
+
+using namespace gr;
+using namespace gr::distributed;
+using gr::nn::parallel::DistributedDataParallel;
+using gr::nn::parallel::DistributedDataParallelOptions;
+
+namespace {
+
+struct Options {
+  std::vector<std::string> models = {"reference", "resnet18"};
+  std::vector<std::string> modes = {"overlap", "after-backward", "per-parameter", "none"};
+  int64_t batch_size = 0;  // 0: 64 for the reference CNN, 32 for ResNet-18
+  int64_t image_size = 32;  // ResNet-18 input height and width
+  int steps = 20, warmup = 3, threads = 0;
+  uint64_t seed = 1;
+  std::string conv_algorithm = "auto";
+  std::string trace_dir;
+  bool json = false;
+};
+
+// The DDP options of a mode. Caps are in MiB: 1e9 MiB puts every gradient in one bucket,
+// 1e-6 MiB (one byte) closes a bucket after each parameter.
+DistributedDataParallelOptions mode_options(const std::string& mode) {
+  DistributedDataParallelOptions o;
+  if (mode == "after-backward") o.bucket_cap_mb(1e9).first_bucket_cap_mb(1e9);
+  if (mode == "per-parameter") o.bucket_cap_mb(1e-6).first_bucket_cap_mb(1e-6);
+  return o;
+}
+
+// Timestamps of one step (profiler clock, ns).
+struct StepTimes {
+  int64_t start, backward_start, backward_end, end;
+};
+
+struct ModeResult {
+  std::string mode;
+  size_t buckets = 0;
+  double step_ms = 0, step_min_ms = 0;  // median / minimum over steps of the slowest rank
+  double backward_ms = 0;               // per step, averaged over ranks
+  double comm_ms = 0;    // time with at least one bucket all-reduce in flight, per step
+  double hidden_ms = 0;  // ... of which while backward computed gradients (see analyse_trace)
+  double hidden_until_wait_ms = 0;  // ... of which between backward's start and the DDP wait
+  double wait_ms = 0;    // the "DDP wait" span at the end of backward
+  double grad_err = -1;  // DDP's gradients against a hand-made all-reduce (-1: not checked)
+  bool ranks_agree = true;  // parameters identical on every rank after the timed steps
+};
+
+double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+// Length of the union of [begin, end) intervals, clipped to [lo, hi).
+int64_t covered(std::vector<std::pair<int64_t, int64_t>> spans, int64_t lo, int64_t hi) {
+  for (auto& s : spans) s = {std::max(s.first, lo), std::min(s.second, hi)};
+  std::sort(spans.begin(), spans.end());
+  int64_t total = 0, reach = lo;
+  for (auto [b, e] : spans) {
+    b = std::max(b, reach);
+    if (e > b) {
+      total += e - b;
+      reach = e;
+    }
+  }
+  return total;
+}
+
+// Per-step communication figures from the profiler's events, averaged over the steps. Backward
+// computes gradients until the last bucket is launched (its last gradient just became ready);
+// after that only the launching hook and the DDP wait remain, so "hidden" counts communication
+// in flight between backward's start and that launch (or the DDP wait, if earlier).
+void analyse_trace(const std::vector<profiler::Event>& events, const std::vector<StepTimes>& steps, ModeResult& r) {
+  int64_t comm = 0, hidden = 0, hidden_until_wait = 0, wait = 0;
+  for (const StepTimes& s : steps) {
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    int64_t wait_start = s.backward_end, last_launch = s.backward_start;
+    for (const profiler::Event& e : events) {
+      const int64_t b = e.start_ns, end = e.start_ns + e.duration_ns;
+      if (b < s.start || b >= s.end) continue;
+      if (e.category && std::strcmp(e.category, "comm") == 0) {
+        spans.emplace_back(b, end);
+        last_launch = std::max(last_launch, b);
+      }
+      if (e.name == "DDP wait" && b >= s.backward_start && b < wait_start) {
+        wait_start = b;
+        wait += e.duration_ns;
+      }
+    }
+    comm += covered(spans, s.start, s.end);
+    hidden += covered(spans, s.backward_start, std::min(wait_start, last_launch));
+    hidden_until_wait += covered(spans, s.backward_start, wait_start);
+  }
+  const double n = static_cast<double>(steps.size());
+  r.comm_ms = ms(comm) / n;
+  r.hidden_ms = ms(hidden) / n;
+  r.hidden_until_wait_ms = ms(hidden_until_wait) / n;
+  r.wait_ms = ms(wait) / n;
+}
+
+// Largest relative difference between DDP's averaged gradients and the all-reduced mean of
+// this rank's local (no_sync) gradients, over every parameter and rank.
+template <class Model, class Ddp>
+double check_gradients(Ddp& ddp, Model& model, optim::Optimizer& opt, ProcessGroup& pg, const Tensor& x,
+                       const Tensor& y) {
+  const TensorList params = model->parameters();
+  opt.zero_grad();
+  {
+    auto no_sync = ddp.no_sync();
+    nll_loss(ddp(x), y).backward();
+  }
+  TensorList want;
+  for (const Tensor& p : params) {
+    GR_CHECK(p.grad().defined(), "gradient check: a parameter got no gradient in the local backward");
+    Tensor g = p.grad().clone();
+    pg.allreduce(g)->wait();
+    want.push_back(g / static_cast<double>(pg.size()));
+  }
+  opt.zero_grad();
+  nll_loss(ddp(x), y).backward();
+  double worst = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const double scale = want[i].abs().max().item<double>() + 1e-12;
+    worst = std::max(worst, (params[i].grad() - want[i]).abs().max().item<double>() / scale);
+  }
+  Tensor t = scalar_tensor(worst, kFloat64);
+  pg.allreduce(t, ReduceOp::Max)->wait();
+  opt.zero_grad();
+  return t.item<double>();
+}
+
+// True when every rank holds the same parameters (their sum and sum of squares, in double,
+// match exactly across ranks).
+bool parameters_agree(const TensorList& params, ProcessGroup& pg) {
+  double sum = 0, sq = 0;
+  for (const Tensor& p : params) {
+    Tensor d = p.detach().to(kFloat64);
+    sum += d.sum().item<double>();
+    sq += (d * d).sum().item<double>();
+  }
+  Tensor hi = tensor({sum, sq}, kFloat64), lo = hi.clone();
+  pg.allreduce(hi, ReduceOp::Max)->wait();
+  pg.allreduce(lo, ReduceOp::Min)->wait();
+  return hi.equal(lo);
+}
+
+// Prints a progress line on stderr (rank 0) at most every two seconds.
+class Progress {
+ public:
+  explicit Progress(bool on) : on_(on) {}
+  void line(const char* fmt, auto... args) {
+    if (!on_) return;
+    std::fprintf(stderr, "bench_ddp: ");
+    std::fprintf(stderr, fmt, args...);
+    std::fprintf(stderr, "\n");
+    last_ = std::chrono::steady_clock::now();
+  }
+  void tick(const char* fmt, auto... args) {
+    if (on_ && std::chrono::steady_clock::now() - last_ > std::chrono::seconds(2)) line(fmt, args...);
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// One mode's model (every mode starts from the same weights), its DDP wrapper and optimizer.
+template <class Impl>
+struct ModeRun {
+  ModeRun(std::string mode_, std::shared_ptr<Impl> model_, ProcessGroupPtr pg)
+      : mode(std::move(mode_)),
+        sync(mode != "none"),
+        model(std::move(model_)),
+        ddp(model, std::move(pg), mode_options(mode)),
+        opt(model->parameters(), optim::SGDOptions(0.01).momentum(0.9)) {}
+
+  // One training step; `none` runs it inside no_sync (no gradient communication).
+  StepTimes step(const Tensor& x, const Tensor& y) {
+    StepTimes t{};
+    t.start = profiler::now_ns();
+    opt.zero_grad();
+    std::optional<nn::parallel::DistributedDataParallelBase::NoSyncGuard> no_sync;
+    if (!sync) no_sync.emplace(ddp);
+    Tensor loss = nll_loss(ddp(x), y);
+    t.backward_start = profiler::now_ns();
+    loss.backward();
+    t.backward_end = profiler::now_ns();
+    no_sync.reset();
+    opt.step();
+    t.end = profiler::now_ns();
+    if (profiler::enabled()) {
+      profiler::record("backward", "step", t.backward_start, t.backward_end, "step");
+      profiler::record("step " + mode, "step", t.start, t.end, "step");
+    }
+    return t;
+  }
+
+  std::string mode;
+  bool sync;
+  std::shared_ptr<Impl> model;
+  DistributedDataParallel<Impl> ddp;
+  optim::SGD opt;
+  std::vector<StepTimes> steps;  // the timed ones
+};
+
+// Median and minimum over steps of the slowest rank's step time, the other figures averaged
+// over ranks.
+template <class Impl>
+ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& events, ProcessGroup& pg) {
+  ModeResult r;
+  r.mode = run.mode;
+  analyse_trace(events, run.steps, r);
+  r.buckets = run.sync ? run.ddp.reducer().bucket_bytes().size() : 0;
+  double backward = 0;
+  std::vector<double> step_ms;
+  for (const StepTimes& t : run.steps) {
+    step_ms.push_back(ms(t.end - t.start));
+    backward += ms(t.backward_end - t.backward_start) / static_cast<double>(run.steps.size());
+  }
+  Tensor st = tensor(step_ms, kFloat64);
+  pg.allreduce(st, ReduceOp::Max)->wait();
+  Tensor avg = tensor({backward, r.comm_ms, r.hidden_ms, r.hidden_until_wait_ms, r.wait_ms}, kFloat64);
+  pg.allreduce(avg, ReduceOp::Sum)->wait();
+  avg = avg / static_cast<double>(pg.size());
+  std::vector<double> sorted(st.data_ptr<double>(), st.data_ptr<double>() + st.numel());
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  r.step_ms = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  r.step_min_ms = sorted.front();
+  const double* a = avg.data_ptr<double>();
+  r.backward_ms = a[0], r.comm_ms = a[1], r.hidden_ms = a[2], r.hidden_until_wait_ms = a[3], r.wait_ms = a[4];
+  if (run.sync) r.ranks_agree = parameters_agree(run.model->parameters(), pg);
+  return r;
+}
+
+const ModeResult* find_mode(const std::vector<ModeResult>& rs, const std::string& mode) {
+  for (const ModeResult& r : rs)
+    if (r.mode == mode) return &r;
+  return nullptr;
+}
+
+// Runs every requested mode of one model, prints its table (rank 0) and returns its JSON.
+// The modes take turns step by step, so a change in the machine's load hits all of them.
+template <class Impl>
+nlohmann::json bench_model(const std::string& name, const std::string& input_desc,
+                           const std::function<std::shared_ptr<Impl>()>& make, std::vector<int64_t> input_shape,
+                           ProcessGroupPtr pg, const Options& o, Progress& progress, bool& failed) {
+  Generator gen(o.seed * 7919 + static_cast<uint64_t>(pg->rank()) + 1);  // each rank its own data
+  Tensor x = randn(input_shape, &gen);
+  Tensor y = randint(0, 10, {input_shape[0]}, kInt64, &gen);
+  std::vector<std::unique_ptr<ModeRun<Impl>>> runs;
+  std::vector<double> grad_err;
+  for (const std::string& mode : o.modes) {
+    manual_seed(o.seed);
+    runs.push_back(std::make_unique<ModeRun<Impl>>(mode, make(), pg));
+    ModeRun<Impl>& run = *runs.back();
+    progress.line("%s %s: checking DDP's gradients", name.c_str(), mode.c_str());
+    grad_err.push_back(run.sync ? check_gradients(run.ddp, run.model, run.opt, *pg, x, y) : -1);
+  }
+  int64_t numel = 0, tensors = 0;
+  for (const Tensor& p : runs.front()->model->parameters()) numel += p.numel(), ++tensors;
+
+  progress.line("%s: %d warm-up + %d timed steps of each mode, taking turns", name.c_str(), o.warmup, o.steps);
+  // Every step starts at a barrier, so no mode inherits the ranks' skew from the one before
+  // (no_sync steps do not line the ranks up).
+  for (int s = 0; s < o.warmup; ++s)
+    for (auto& run : runs) {
+      pg->barrier()->wait();
+      run->step(x, y);
+    }
+  profiler::reset();
+  profiler::enable();
+  for (int s = 0; s < o.steps; ++s) {
+    for (auto& run : runs) {
+      pg->barrier()->wait();
+      run->steps.push_back(run->step(x, y));
+    }
+    progress.tick("%s: timed step %d/%d of every mode", name.c_str(), s + 1, o.steps);
+  }
+  profiler::enable(false);
+  const std::vector<profiler::Event> events = profiler::events();
+  profiler::reset();
+
+  std::vector<ModeResult> results;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    results.push_back(summarise(*runs[i], events, *pg));
+    results.back().grad_err = grad_err[i];
+  }
+  // A separate trace of a few overlap steps alone, for reading in chrome://tracing or Perfetto.
+  if (!o.trace_dir.empty())
+    for (auto& run : runs)
+      if (run->mode == "overlap") {
+        pg->barrier()->wait();
+        profiler::enable();
+        for (int s = 0; s < 3; ++s) {
+          pg->barrier()->wait();
+          run->step(x, y);
+        }
+        profiler::enable(false);
+        const std::string path = o.trace_dir + "/bench_ddp_" + name + "_rank" + std::to_string(pg->rank()) + ".json";
+        profiler::write_chrome_trace(path, pg->rank(), "rank " + std::to_string(pg->rank()));
+        profiler::reset();
+        progress.line("wrote %s (and the other ranks' traces next to it)", path.c_str());
+      }
+  const ModeResult* none = find_mode(results, "none");
+  const ModeResult* overlap = find_mode(results, "overlap");
+  const ModeResult* after = find_mode(results, "after-backward");
+
+  nlohmann::json modes = nlohmann::json::array();
+  const bool print = pg->rank() == 0 && !o.json;
+  if (print) {
+    std::printf("\n# model %s: %.2f M parameters in %lld tensors (%.1f MB of float32 gradients), batch %lld per rank, input %s\n",
+                name.c_str(), static_cast<double>(numel) / 1e6, static_cast<long long>(tensors),
+                static_cast<double>(numel) * 4 / 1e6, static_cast<long long>(input_shape[0]), input_desc.c_str());
+    std::printf("# %-15s %7s %9s %9s %8s %9s %9s %9s %7s %7s %9s %10s\n", "mode", "buckets", "step(ms)", "min(ms)",
+                "vs none", "bwd(ms)", "comm(ms)", "hidden", "hidden%", "comm%", "wait(ms)", "grad err");
+  }
+  for (const ModeResult& r : results) {
+    const double comm_share = r.comm_ms / r.step_ms;
+    const double hidden_frac = r.comm_ms > 0 ? r.hidden_ms / r.comm_ms : 0;
+    const bool ok = r.grad_err < 1e-4 && r.ranks_agree;
+    if (r.mode != "none" && !ok) failed = true;
+    if (print) {
+      char vs_none[16] = "-", hidden_pct[16] = "-", err[24] = "-";
+      if (none && r.mode != "none") std::snprintf(vs_none, sizeof vs_none, "%+.0f%%", 100 * (r.step_ms / none->step_ms - 1));
+      if (r.comm_ms > 0) std::snprintf(hidden_pct, sizeof hidden_pct, "%.0f%%", 100 * hidden_frac);
+      if (r.grad_err >= 0) std::snprintf(err, sizeof err, "%.1e%s", r.grad_err, ok ? "" : " BAD");
+      std::printf("  %-15s %7s %9.2f %9.2f %8s %9.2f %9.2f %9.2f %7s %6.0f%% %9.2f %10s\n", r.mode.c_str(),
+                  r.buckets ? std::to_string(r.buckets).c_str() : "-", r.step_ms, r.step_min_ms, vs_none, r.backward_ms,
+                  r.comm_ms, r.hidden_ms, hidden_pct, 100 * comm_share, r.wait_ms, err);
+      if (!r.ranks_agree) std::printf("  ^ parameters differ between ranks after the timed steps\n");
+    }
+    modes.push_back({{"mode", r.mode}, {"buckets", r.buckets}, {"step_ms", r.step_ms}, {"step_min_ms", r.step_min_ms},
+                     {"backward_ms", r.backward_ms}, {"comm_ms", r.comm_ms}, {"hidden_ms", r.hidden_ms},
+                     {"hidden_fraction", hidden_frac},
+                     {"hidden_until_wait_ms", r.hidden_until_wait_ms}, {"comm_share", comm_share}, {"wait_ms", r.wait_ms},
+                     {"grad_max_rel_err", r.grad_err}, {"ranks_agree", r.ranks_agree}});
+  }
+  nlohmann::json j = {{"model", name}, {"parameters", numel}, {"parameter_tensors", tensors},
+                      {"batch_size", input_shape[0]}, {"input", input_desc}, {"modes", modes}};
+  if (overlap && after) {
+    // Communication's share of the step when nothing hides it (after-backward, from the trace).
+    const double share = after->comm_ms / after->step_ms;
+    const double speedup = after->step_ms / overlap->step_ms;
+    const bool beats = overlap->step_ms < after->step_ms;
+    j["comm_share_after_backward"] = share;
+    j["overlap_speedup_vs_after_backward"] = speedup;
+    j["overlap_beats_after_backward"] = beats;
+    char cost[96] = "";
+    if (none) {
+      // The same share measured as the step time communication adds over no_sync.
+      const double added = (after->step_ms - none->step_ms) / after->step_ms;
+      j["added_share_after_backward"] = added;
+      std::snprintf(cost, sizeof cost, " (%.0f%% by step time over none)", 100 * added);
+    }
+    if (print)
+      std::printf("# overlap vs after-backward: %.2f vs %.2f ms (%.2fx); communication is %.0f%% of the after-backward "
+                  "step%s%s\n",
+                  overlap->step_ms, after->step_ms, speedup, 100 * share, cost,
+                  share <= 0.10 ? ": <= 10%, no target" : beats ? ": overlap wins" : ": overlap does NOT win");
+  }
+  return j;
+}
+
+// Says how to start the benchmark when the launcher's variables are missing.
+void check_launched() {
+  if (std::getenv("RANK") && std::getenv("WORLD_SIZE")) return;
+  GR_ERROR("RANK and WORLD_SIZE are not set: start bench_ddp under the launcher, e.g.\n"
+           "  gradring-run --nproc-per-node 2 --standalone bench_ddp [options]");
+}
+
+int run(const Options& o) {
+  check_launched();
+  InitOptions init;
+  init.backend = "gloo";
+  init.timeout = std::chrono::minutes(5);
+  ProcessGroupPtr pg = init_process_group(init);
+  if (o.threads > 0) set_num_threads(o.threads);
+  using native::Conv2dCpuAlgorithm;
+  native::set_conv2d_cpu_algorithm(o.conv_algorithm == "im2col"     ? Conv2dCpuAlgorithm::kIm2col
+                                   : o.conv_algorithm == "winograd" ? Conv2dCpuAlgorithm::kWinograd
+                                   : o.conv_algorithm == "direct"   ? Conv2dCpuAlgorithm::kDirect
+                                                                    : Conv2dCpuAlgorithm::kAuto);
+  if (!o.trace_dir.empty()) std::filesystem::create_directories(o.trace_dir);
+  Progress progress(pg->rank() == 0);
+  if (pg->rank() == 0 && !o.json) {
+    std::printf("# gradring bench_ddp: %d ranks (%s), %d thread(s) per rank, %d timed steps (+%d warm-up) per mode, "
+                "modes taking turns, SGD (momentum 0.9), synthetic data, conv2d %s\n",
+                pg->size(), pg->backend_name().c_str(), get_num_threads(), o.steps, o.warmup, o.conv_algorithm.c_str());
+    std::printf("# step = zero_grad + forward + backward + optimizer step; step(ms)/min(ms): median/min over steps of "
+                "the slowest rank; other times per step, mean of ranks\n");
+    std::printf("# comm = time with a bucket all-reduce in flight; hidden = the part of it while backward still "
+                "computed gradients (before the last bucket's launch); comm%% = comm / step\n");
+    if (pg->size() == 1) std::printf("# note: one rank: the all-reduces copy nothing between processes\n");
+  }
+  bool failed = false;
+  nlohmann::json models = nlohmann::json::array();
+  for (const std::string& m : o.models) {
+    if (m == "reference") {
+      const int64_t b = o.batch_size > 0 ? o.batch_size : 64;
+      std::function<std::shared_ptr<apps::ReferenceCNNImpl>()> make = [] { return apps::ReferenceCNN().ptr(); };
+      models.push_back(bench_model(m, "1x28x28", make, {b, 1, 28, 28}, pg, o, progress, failed));
+    } else {
+      const int64_t b = o.batch_size > 0 ? o.batch_size : 32, s = o.image_size;
+      std::function<std::shared_ptr<apps::ResNet18Impl>()> make = [] { return apps::ResNet18(3, 10).ptr(); };
+      const std::string desc = "3x" + std::to_string(s) + "x" + std::to_string(s);
+      models.push_back(bench_model(m, desc, make, {b, 3, s, s}, pg, o, progress, failed));
+    }
+    std::fflush(stdout);
+  }
+  if (pg->rank() == 0 && o.json)
+    std::printf("%s\n", nlohmann::json({{"ranks", pg->size()}, {"backend", pg->backend_name()},
+                                        {"conv_algorithm", o.conv_algorithm},
+                                        {"threads", get_num_threads()}, {"steps", o.steps}, {"warmup", o.warmup},
+                                        {"models", models}, {"ok", !failed}})
+                            .dump()
+                            .c_str());
+  if (failed && pg->rank() == 0)
+    std::fprintf(stderr, "bench_ddp: FAILED: DDP's gradients differ from a hand-made all-reduce, or ranks disagree\n");
+  destroy_process_group();
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"Time a DDP training step in four communication modes; run under gradring-run, e.g.\n"
+               "  gradring-run --nproc-per-node 2 --standalone bench_ddp"};
+  app.add_option("--model", o.models, "reference (CNN, 1x28x28) and/or resnet18 (3xSxS), comma-separated")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::IsMember({"reference", "resnet18"}));
+  app.add_option("--modes", o.modes, "overlap, after-backward, per-parameter, none (comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::IsMember({"overlap", "after-backward", "per-parameter", "none"}));
+  app.add_option("--batch-size", o.batch_size, "images per rank and step (default: 64 reference, 32 resnet18)")
+      ->check(apps::positive());
+  app.add_option("--image-size", o.image_size, "ResNet-18 input height and width")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{32}, int64_t{1024}));
+  app.add_option("--steps", o.steps, "timed steps per mode")->capture_default_str()->check(apps::positive());
+  app.add_option("--warmup", o.warmup, "untimed steps per mode first")->capture_default_str()->check(apps::non_negative());
+  app.add_option("--threads", o.threads, "CPU threads per rank (default: OMP_NUM_THREADS, 1 under gradring-run with several ranks)")
+      ->check(apps::non_negative());
+  app.add_option("--conv-algorithm", o.conv_algorithm, "CPU conv2d algorithm: auto, im2col, winograd or direct")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "im2col", "winograd", "direct"}));
+  app.add_option("--seed", o.seed, "seed for the model and the synthetic data")->capture_default_str();
+  app.add_option("--trace", o.trace_dir, "write the overlap mode's Chrome trace of every rank into this folder");
+  app.add_flag("--json", o.json, "print the results as one JSON object on the last line (rank 0)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(o);
+  } catch (const gr::Error& e) {
+    std::fprintf(stderr, "bench_ddp: %s\n", e.message().c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_ddp: %s\n", e.what());
+    return 1;
+  }
+}

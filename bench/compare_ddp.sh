@@ -4,20 +4,25 @@
 # rank, batch 64 per rank, alternating gradring and torch runs. Prints images/s (all ranks'
 # images over the slowest rank's time), the ratio gradring/torch and the scaling efficiency
 # (2-rank images/s over twice the 1-process images/s). Usage:
-#   bench/compare_ddp.sh [--steps N] [--repeat R] [--build DIR]
+#   bench/compare_ddp.sh [--steps N] [--repeat R] [--ceiling] [--build DIR]
 #     --steps N   steps per run (default 0: one full epoch)
 #     --repeat R  rounds; each figure is the best of R (default 1)
+#     --ceiling   also run two independent 1-process gradring trainings at once (no DDP) and
+#                 print their summed images/s: what two ranks can reach on this machine at
+#                 all (shared cores, other load), to read the scaling figures against
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
 steps=0
 repeat=1
+ceiling=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) steps=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
+    --ceiling) ceiling=1; shift ;;
     --build) build=$2; shift 2 ;;
-    *) echo "compare_ddp: unknown argument $1 (expected --steps N, --repeat R, --build DIR)" >&2; exit 2 ;;
+    *) echo "compare_ddp: unknown argument $1 (expected --steps N, --repeat R, --ceiling, --build DIR)" >&2; exit 2 ;;
   esac
 done
 app=$build/apps/train_mnist
@@ -48,16 +53,34 @@ run() {  # run <config>: prints the JSON-bearing output of one run
     gr1) "$app" --threads 1 --max-steps "$steps" --json ;;
     gr2) "$launcher" --nproc-per-node 2 --standalone "$app" --threads 1 --max-steps "$steps" --json ;;
     t1) torch_env /usr/bin/python3 "$peer" --threads 1 --max-steps "$steps" --json ;;
+    pair)  # two independent processes at once; prints both outputs
+      local other
+      other=$(mktemp)
+      "$app" --threads 1 --max-steps "$steps" --json > "$other" &
+      local pid=$!
+      "$app" --threads 1 --max-steps "$steps" --json
+      wait "$pid"
+      cat "$other"
+      rm -f "$other" ;;
     t2) torch_env "$launcher" --nproc-per-node 2 --standalone /usr/bin/python3 "$peer" --threads 1 --max-steps "$steps" --json ;;
   esac
 }
 
+# Sum of images_per_sec over every JSON line (the two processes of "pair").
+field_sum() {
+  /usr/bin/python3 -c '
+import json, sys
+print(sum(json.loads(l[l.index("{"):])[sys.argv[1]] for l in sys.stdin.read().splitlines() if "{" in l))' "$1"
+}
+
+configs=(gr1 t1 gr2 t2)
+[ "$ceiling" = 1 ] && configs+=(pair)
 declare -A best acc
-for config in gr1 t1 gr2 t2; do best[$config]=0; acc[$config]=0; done
+for config in "${configs[@]}"; do best[$config]=0; acc[$config]=0; done
 for ((round = 1; round <= repeat; ++round)); do
-  for config in gr1 t1 gr2 t2; do  # alternating, so a slow phase of the machine hits both
+  for config in "${configs[@]}"; do  # alternating, so a slow phase of the machine hits both
     out=$(run "$config") || { echo "compare_ddp: run $config failed:" >&2; echo "$out" >&2; exit 1; }
-    ips=$(echo "$out" | field images_per_sec)
+    if [ "$config" = pair ]; then ips=$(echo "$out" | field_sum images_per_sec); else ips=$(echo "$out" | field images_per_sec); fi
     echo "round $round $config: $(printf '%.0f' "$ips") img/s" >&2
     if (($(echo "$ips > ${best[$config]}" | bc -l))); then
       best[$config]=$ips
@@ -74,3 +97,9 @@ for n in 1 2; do
 done
 printf "%-10s %13.1f%% %13.1f%%\n" "scaling" "$(echo "100 * ${best[gr2]} / (2 * ${best[gr1]})" | bc -l)" \
   "$(echo "100 * ${best[t2]} / (2 * ${best[t1]})" | bc -l)"
+if [ "$ceiling" = 1 ]; then
+  printf "ceiling: two independent 1-process gradring runs at once: %.0f img/s in all (%.1f%% of twice the 1-process figure);\n" \
+    "${best[pair]}" "$(echo "100 * ${best[pair]} / (2 * ${best[gr1]})" | bc -l)"
+  printf "         2-rank DDP reaches %.1f%% of it (DDP's own cost, apart from the machine's)\n" \
+    "$(echo "100 * ${best[gr2]} / ${best[pair]}" | bc -l)"
+fi

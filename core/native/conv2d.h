@@ -50,8 +50,8 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Conv2dArgs& a, const Te
                                                    std::array<bool, 3> need);
 
 // Which CPU algorithm conv2d uses. kAuto: Winograd F(2x2, 3x3) for 3x3 kernels with stride 1
-// and dilation 1 and at least 8 channels in and out per group (in builds with the packed
-// GEMM kernels); the direct kernels (conv2d_direct.h) for horizontal stride 1 and few taps
+// and dilation 1, at least 8 channels in and out per group and output maps of at least 4x4
+// (in builds with the packed GEMM kernels); the direct kernels (conv2d_direct.h) for horizontal stride 1 and few taps
 // per output (see use_direct in conv2d.cpp) in float32 builds with AVX-512; else im2col + GEMM.
 // kWinograd / kDirect force that algorithm wherever it applies (im2col elsewhere); kIm2col
 // uses im2col everywhere (tests, benchmarks).

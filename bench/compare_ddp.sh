@@ -7,6 +7,7 @@
 #   bench/compare_ddp.sh [--steps N] [--repeat R] [--ceiling] [--build DIR]
 #     --steps N   steps per run (default 0: one full epoch)
 #     --repeat R  rounds; each figure is the best of R (default 1)
+#     --mpi       also run gradring's 2 ranks on the MPI backend (mpirun, shared memory)
 #     --ceiling   also run two independent 1-process gradring trainings at once (no DDP) and
 #                 print their summed images/s: what two ranks can reach on this machine at
 #                 all (shared cores, other load), to read the scaling figures against
@@ -16,13 +17,15 @@ build=$root/build
 steps=0
 repeat=1
 ceiling=0
+mpi=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) steps=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --ceiling) ceiling=1; shift ;;
+    --mpi) mpi=1; shift ;;
     --build) build=$2; shift 2 ;;
-    *) echo "compare_ddp: unknown argument $1 (expected --steps N, --repeat R, --ceiling, --build DIR)" >&2; exit 2 ;;
+    *) echo "compare_ddp: unknown argument $1 (expected --steps N, --repeat R, --ceiling, --mpi, --build DIR)" >&2; exit 2 ;;
   esac
 done
 app=$build/apps/train_mnist
@@ -62,6 +65,9 @@ run() {  # run <config>: prints the JSON-bearing output of one run
       wait "$pid"
       cat "$other"
       rm -f "$other" ;;
+    mpi2) OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --bind-to none -x OMP_NUM_THREADS=1 \
+            --mca btl self,vader --mca btl_vader_single_copy_mechanism cma \
+            "$app" --backend mpi --threads 1 --max-steps "$steps" --json 2>/dev/null ;;
     t2) torch_env "$launcher" --nproc-per-node 2 --standalone /usr/bin/python3 "$peer" --threads 1 --max-steps "$steps" --json ;;
   esac
 }
@@ -75,6 +81,7 @@ print(sum(json.loads(l[l.index("{"):])[sys.argv[1]] for l in sys.stdin.read().sp
 
 configs=(gr1 t1 gr2 t2)
 [ "$ceiling" = 1 ] && configs+=(pair)
+[ "$mpi" = 1 ] && configs+=(mpi2)
 declare -A best acc
 for config in "${configs[@]}"; do best[$config]=0; acc[$config]=0; done
 for ((round = 1; round <= repeat; ++round)); do
@@ -97,6 +104,10 @@ for n in 1 2; do
 done
 printf "%-10s %13.1f%% %13.1f%%\n" "scaling" "$(echo "100 * ${best[gr2]} / (2 * ${best[gr1]})" | bc -l)" \
   "$(echo "100 * ${best[t2]} / (2 * ${best[t1]})" | bc -l)"
+if [ "$mpi" = 1 ]; then
+  printf "%-10s %14.0f %14s %7.2fx %10.4f   (gradring on MPI: mpirun, shared memory; scaling %.1f%%)\n" "2 (mpi)" "${best[mpi2]}" \
+    "" "$(echo "${best[mpi2]} / ${best[t2]}" | bc -l)" "${acc[mpi2]}" "$(echo "100 * ${best[mpi2]} / (2 * ${best[gr1]})" | bc -l)"
+fi
 if [ "$ceiling" = 1 ]; then
   printf "ceiling: two independent 1-process gradring runs at once: %.0f img/s in all (%.1f%% of twice the 1-process figure);\n" \
     "${best[pair]}" "$(echo "100 * ${best[pair]} / (2 * ${best[gr1]})" | bc -l)"

@@ -205,7 +205,13 @@ int run(const Options& o, Job& job) {
     auto sums = reduce(job, {epoch_loss, static_cast<double>(epoch_batches)});
     loss_sum += sums[0];
     loss_count += sums[1];
-    accuracy = evaluate(job, net, forward, test);
+    {
+      // The profile and traces cover training steps only, not the evaluation's forwards.
+      const bool profiling = profiler::enabled();
+      profiler::enable(false);
+      accuracy = evaluate(job, net, forward, test);
+      profiler::enable(profiling);
+    }
     if (job.leader() && !o.json)
       std::printf("epoch %lld: train_loss %.4f test_accuracy %.4f (%lld steps, %.1f s)\n", static_cast<long long>(epoch),
                   sums[0] / std::max(sums[1], 1.0), accuracy, static_cast<long long>(epoch_batches),
@@ -226,7 +232,7 @@ int run(const Options& o, Job& job) {
     }
     if (!o.profile.empty() && job.leader()) {  // rank 0's steps
       profiler::write_chrome_trace(o.profile);
-      if (!o.json) std::printf("profile (all steps):\n%s(trace written to %s)\n", profiler::table().c_str(), o.profile.c_str());
+      if (!o.json) std::printf("profile (all training steps; evaluation left out):\n%s(trace written to %s)\n", profiler::table().c_str(), o.profile.c_str());
     }
   }
   if (!o.save.empty() && job.leader()) {  // the ranks hold the same weights

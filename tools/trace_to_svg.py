@@ -99,12 +99,17 @@ def main():
                 out.append(f'<text x="{x + 3:.1f}" y="{y + r * row_h + 28}" fill="white">{s["name"][:int(w / 6)]}</text>')
         y += 3 * row_h + gap
     # time axis
-    step = 10 ** max(0, len(str(int((t1 - t0) / 5))) - 1)
-    tick = (t0 // step + 1) * step
+    raw = (t1 - t0) / 10  # about ten ticks, on a 1-2-5 grid (microseconds)
+    step = 1
+    while step * 5 < raw:
+        step *= 10
+    step = next(m * step for m in (1, 2, 5, 10) if m * step >= raw)
+    origin = t0 + pad  # the iteration's forward start
+    tick = origin
     while tick < t1:
         x = left + (tick - t0) * scale
         out.append(f'<line x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 5}" stroke="#333"/>')
-        out.append(f'<text x="{x:.1f}" y="{y + 17}" text-anchor="middle">{(tick - t0) / 1000:.1f} ms</text>')
+        out.append(f'<text x="{x:.1f}" y="{y + 17}" text-anchor="middle">{(tick - origin) / 1000:g} ms</text>')
         tick += step
     legend = [("forward", "DDP forward"), ("backward", "backward ops"), ("ddp", "bucket filling / DDP wait"),
               ("comm", "bucket all-reduce")]

@@ -45,6 +45,7 @@ struct Options {
   uint64_t seed = 1;
   std::string conv_algorithm = "auto";
   std::string trace_dir;
+  std::string backend = "gloo";
   bool json = false;
 };
 
@@ -421,16 +422,17 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
 }
 
 // Says how to start the benchmark when the launcher's variables are missing.
-void check_launched() {
+void check_launched(const Options& o) {
+  if (o.backend == "mpi") return;  // rank and size come from mpirun
   if (std::getenv("RANK") && std::getenv("WORLD_SIZE")) return;
   GR_ERROR("RANK and WORLD_SIZE are not set: start bench_ddp under the launcher, e.g.\n"
            "  gradring-run --nproc-per-node 2 --standalone bench_ddp [options]");
 }
 
 int run(const Options& o) {
-  check_launched();
+  check_launched(o);
   InitOptions init;
-  init.backend = "gloo";
+  init.backend = o.backend;
   init.timeout = std::chrono::minutes(5);
   ProcessGroupPtr pg = init_process_group(init);
   if (o.threads > 0) set_num_threads(o.threads);
@@ -506,6 +508,9 @@ int main(int argc, char** argv) {
   app.add_option("--conv-algorithm", o.conv_algorithm, "CPU conv2d algorithm: auto, im2col, winograd or direct")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "im2col", "winograd", "direct"}));
+  app.add_option("--backend", o.backend, "process group: gloo (under gradring-run) or mpi (under mpirun)")
+      ->check(CLI::IsMember({"gloo", "mpi"}))
+      ->capture_default_str();
   app.add_option("--seed", o.seed, "seed for the model and the synthetic data")->capture_default_str();
   app.add_option("--trace", o.trace_dir, "write the overlap mode's Chrome trace of every rank into this folder");
   app.add_flag("--json", o.json, "print the results as one JSON object on the last line (rank 0)");

@@ -3,6 +3,7 @@
 // gradring-run or mpirun starts. See README.md ("Apps") for the command line.
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "distributed/ddp.h"
 #include "distributed/init.h"
 #include "distributed/sync_batch_norm.h"
+#include "nn/snapshot.h"
 
 using namespace gr;
 using Clock = std::chrono::steady_clock;
@@ -37,6 +39,8 @@ struct Options {
   int64_t workers = 0;
   int64_t warmup = 5;
   std::string save;
+  std::string snapshot;    // resume from here if present; write here every save_every steps
+  int64_t save_every = 0;  // 0: only at the end of each epoch and of the run
   std::string profile;
   std::string trace;
   std::string backend;  // empty: gloo when distributed
@@ -147,6 +151,41 @@ int run(const Options& o, Job& job) {
     lo.shuffle = true;
   data::DataLoader loader(train, lo);
 
+  // Note [Exact resume]: a snapshot holds the model, the optimizer state, the default
+  // generator and the position (epoch, batches done in it, steps in all). The batch order
+  // depends only on (seed, epoch) (Note [Sampler epochs]), so skipping the batches already
+  // done, without making them, continues exactly where the snapshot was taken.
+  int64_t start_epoch = 0, start_batch = 0, steps = 0;
+  if (!o.snapshot.empty() && std::filesystem::exists(o.snapshot)) {
+    Snapshot s = load_snapshot(o.snapshot, job.world);  // every rank reads the same file
+    restore_snapshot(s, *model, optimizer.get());
+    start_epoch = s.epoch;
+    start_batch = s.step_in_epoch;
+    steps = s.global_step;
+    if (start_batch >= loader.size()) start_epoch += 1, start_batch = 0;
+    if (job.leader() && !o.json)
+      std::printf("resuming from %s: epoch %lld, batch %lld, step %lld\n", o.snapshot.c_str(),
+                  static_cast<long long>(start_epoch + 1), static_cast<long long>(start_batch), static_cast<long long>(steps));
+  }
+  auto save_snapshot_at = [&](int64_t epoch0, int64_t batches_done) {
+    if (o.snapshot.empty() || !job.leader()) return;  // the ranks hold the same state
+    Snapshot s = capture_snapshot(*model, optimizer.get());
+    s.epoch = epoch0;
+    s.step_in_epoch = batches_done;
+    s.global_step = steps;
+    s.world_size = job.world;
+    s.user["seed"] = std::to_string(o.seed);
+    save_snapshot(o.snapshot, s);
+  };
+  // Test hook (tests/distributed/test_train_mnist_resume.sh): GRADRING_TEST_KILL_AT_STEP=N
+  // makes this process SIGKILL itself right after step N (and after that step's snapshot), on
+  // the first attempt only (GRADRING_RESTART_COUNT unset or 0), on rank
+  // GRADRING_TEST_KILL_RANK if set, else on every rank.
+  const int64_t kill_at = env_int("GRADRING_TEST_KILL_AT_STEP");
+  const char* kill_rank = std::getenv("GRADRING_TEST_KILL_RANK");
+  const bool may_kill = kill_at > 0 && env_int("GRADRING_RESTART_COUNT") == 0 &&
+                        (kill_rank == nullptr || std::atoi(kill_rank) == job.rank);
+
   if (job.leader() && !o.json) {
     if (job.distributed())
       std::printf("training the reference CNN on %lld images (%s), %d ranks (%s%s), batch %lld per rank, %s, %d thread(s) per rank\n",
@@ -160,11 +199,12 @@ int run(const Options& o, Job& job) {
   }
   if (!o.profile.empty() || !o.trace.empty()) profiler::enable();
 
-  int64_t steps = 0, timed_images = 0;
+  int64_t timed_images = 0, warm_steps = steps + o.warmup;
   double timed_seconds = 0, loss_sum = 0, loss_count = 0, accuracy = 0;
   int64_t epoch = 0;
-  bool stop = false;
-  for (epoch = 1; epoch <= o.epochs && !stop; ++epoch) {
+  bool stop = o.max_steps > 0 && steps >= o.max_steps;
+  for (epoch = start_epoch + 1; epoch <= o.epochs && !stop; ++epoch) {
+    const int64_t skip = epoch == start_epoch + 1 ? start_batch : 0;  // batches done before the snapshot
     // Under a launcher stdout is a pipe: rank 0 prints a plain progress line every 5 s instead.
     apps::ProgressBar bar("epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs), loader.size(),
                           std::chrono::seconds(job.distributed() && !o.json ? 5 : 0));
@@ -172,7 +212,8 @@ int run(const Options& o, Job& job) {
     int64_t epoch_batches = 0;
     auto epoch_start = Clock::now();
     auto tick = Clock::now();
-    for (data::Example& batch : loader.epoch(epoch - 1)) {
+    // One training step; true when --max-steps is reached.
+    auto train_step = [&](data::Example& batch) {
       optimizer->zero_grad();
       Tensor loss = nll_loss(forward(batch.data), batch.target);
       loss.backward();
@@ -182,7 +223,7 @@ int run(const Options& o, Job& job) {
       epoch_loss += l;
       ++epoch_batches;
       auto now = Clock::now();
-      if (steps > o.warmup) {  // the first steps warm caches and the allocator
+      if (steps > warm_steps) {  // the first steps warm caches and the allocator
         timed_seconds += std::chrono::duration<double>(now - tick).count();
         timed_images += batch.data.size(0);
       }
@@ -192,12 +233,23 @@ int run(const Options& o, Job& job) {
         char status[96];
         std::snprintf(status, sizeof status, "loss %.4f %.0f img/s", epoch_loss / epoch_batches,
                       static_cast<double>(epoch_batches * o.batch_size * job.world) / std::max(elapsed, 1e-9));
-        bar.update(epoch_batches, status);
+        bar.update(skip + epoch_batches, status);
       }
+      const int64_t done = skip + epoch_batches;
       // Every rank has the same number of batches (DistributedSampler pads), so all stop here.
-      if (o.max_steps > 0 && steps >= o.max_steps) {
-        stop = true;
-        break;
+      stop = o.max_steps > 0 && steps >= o.max_steps;
+      if ((o.save_every > 0 && steps % o.save_every == 0) || stop || done == loader.size())
+        save_snapshot_at(epoch - 1, done);
+      if (may_kill && steps == kill_at) std::raise(SIGKILL);
+      return stop;
+    };
+    if (skip == 0) {
+      for (data::Example& batch : loader.epoch(epoch - 1))
+        if (train_step(batch)) break;
+    } else {  // resumed mid-epoch: the remaining batches, made on this thread
+      for (int64_t k = skip; k < loader.size(); ++k) {
+        data::Example batch = loader.batch(epoch - 1, k);
+        if (train_step(batch)) break;
       }
     }
     bar.finish();
@@ -283,6 +335,12 @@ int main(int argc, char** argv) {
   app.add_option("--workers", o.workers, "background data-loading threads")->capture_default_str()->check(apps::non_negative());
   app.add_option("--warmup", o.warmup, "steps left out of the images/s figure")->capture_default_str()->check(apps::non_negative());
   app.add_option("--save", o.save, "write the trained model here (safetensors; rank 0 only)");
+  app.add_option("--snapshot", o.snapshot,
+                 "resume from this snapshot if it exists; rank 0 writes it (atomically) every --save-every steps, "
+                 "at the end of each epoch and of the run");
+  app.add_option("--save-every", o.save_every, "steps between snapshots (0: epoch ends and the end only)")
+      ->capture_default_str()
+      ->check(apps::non_negative());
   app.add_option("--profile", o.profile, "profile every step; print a table and write a Chrome trace here (rank 0's)");
   app.add_option("--trace", o.trace, "profile every step; each rank writes DIR/rank<r>.json (Chrome trace)");
   app.add_option("--backend", o.backend, "process group when distributed: gloo (default) or mpi (under mpirun)")

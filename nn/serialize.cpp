@@ -127,7 +127,11 @@ OrderedDict<Tensor> load(const std::string& path, Metadata* metadata) {
   std::ifstream in(path, std::ios::binary);
   GR_CHECK(in.good(), "load: cannot open '", path, "': ", errno_text());
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string where = "load: '" + path + "' is not a valid safetensors file: ";
+  return load_bytes(bytes, metadata, path);
+}
+
+OrderedDict<Tensor> load_bytes(const std::string& bytes, Metadata* metadata, const std::string& source) {
+  const std::string where = "load: '" + source + "' is not a valid safetensors file: ";
   GR_CHECK(bytes.size() >= 8, where, "it has ", bytes.size(), " bytes, fewer than the 8-byte header length");
   uint64_t header_len = 0;
   for (int i = 0; i < 8; ++i) header_len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);

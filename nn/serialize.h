@@ -27,6 +27,10 @@ void save(const nn::Module& module, const std::string& path, const Metadata& met
 // Reads every tensor of a safetensors file (CPU tensors, in file order). A malformed file
 // throws gr::Error naming the file and what is wrong.
 OrderedDict<Tensor> load(const std::string& path, Metadata* metadata = nullptr);
+// The same from the bytes of a safetensors file already in memory; `source` stands for the
+// file in error messages. load(path) reads the file and calls this.
+OrderedDict<Tensor> load_bytes(const std::string& bytes, Metadata* metadata = nullptr,
+                               const std::string& source = "<memory>");
 // Loads a file into a module through load_state_dict(strict).
 void load(nn::Module& module, const std::string& path, bool strict = true);
 

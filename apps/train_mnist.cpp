@@ -335,12 +335,13 @@ int main(int argc, char** argv) {
   app.add_option("--workers", o.workers, "background data-loading threads")->capture_default_str()->check(apps::non_negative());
   app.add_option("--warmup", o.warmup, "steps left out of the images/s figure")->capture_default_str()->check(apps::non_negative());
   app.add_option("--save", o.save, "write the trained model here (safetensors; rank 0 only)");
-  app.add_option("--snapshot", o.snapshot,
+  auto* snapshot_opt = app.add_option("--snapshot", o.snapshot,
                  "resume from this snapshot if it exists; rank 0 writes it (atomically) every --save-every steps, "
                  "at the end of each epoch and of the run");
   app.add_option("--save-every", o.save_every, "steps between snapshots (0: epoch ends and the end only)")
       ->capture_default_str()
-      ->check(apps::non_negative());
+      ->check(apps::non_negative())
+      ->needs(snapshot_opt);
   app.add_option("--profile", o.profile, "profile every step; print a table and write a Chrome trace here (rank 0's)");
   app.add_option("--trace", o.trace, "profile every step; each rank writes DIR/rank<r>.json (Chrome trace)");
   app.add_option("--backend", o.backend, "process group when distributed: gloo (default) or mpi (under mpirun)")

@@ -157,14 +157,19 @@ Tensor read_idx(const std::string& path) {
            " dimension sizes need ", 4 * ndims, " bytes after the magic, the file has ", got);
   std::vector<int64_t> dims(ndims);
   uint64_t values = 1;
-  bool absurd = false;
+  uint64_t extent = 1;  // the dims taken as at least 1, as the strides multiply them: bounded too,
+  bool absurd = false;  // so that a 0 dim cannot hide huge others
   for (int d = 0; d < ndims; ++d) {
     uint32_t v;
     std::memcpy(&v, raw_dims + 4 * d, 4);
     dims[d] = __builtin_bswap32(v);
+    const uint64_t at_least_1 = std::max<uint64_t>(static_cast<uint64_t>(dims[d]), 1);
     if (dims[d] > std::numeric_limits<int32_t>::max()) absurd = true;
-    if (dims[d] != 0 && values > kMaxBytes / static_cast<uint64_t>(dims[d])) absurd = true;
-    if (!absurd) values *= static_cast<uint64_t>(dims[d]);
+    if (absurd || extent > kMaxBytes / at_least_1) absurd = true;
+    if (!absurd) {
+      values *= static_cast<uint64_t>(dims[d]);
+      extent *= at_least_1;
+    }
   }
   const uint64_t bytes = values * type.bytes;
   GR_CHECK(!absurd && bytes <= kMaxBytes, "read_idx: '", path, "': absurd dims ", IntArrayRef(dims),

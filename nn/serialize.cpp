@@ -25,6 +25,7 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "safetensors I/O assumes a little-endian host");
 
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;  // as the reference implementation
+constexpr uint64_t kMaxElements = 1ull << 59;       // per tensor, counting 0 dims as 1
 
 const char* safetensors_dtype(ScalarType t) {
   switch (t) {
@@ -172,14 +173,17 @@ OrderedDict<Tensor> load_bytes(const std::string& bytes, Metadata* metadata, con
     GR_CHECK(e["dtype"].is_string() && parse_dtype(e["dtype"].get<std::string>(), &entry.dtype), where, "entry '",
              name, "' has unsupported dtype ", e["dtype"].dump());
     GR_CHECK(e["shape"].is_array(), where, "entry '", name, "' has a shape that is not a list");
-    uint64_t numel = 1;
+    // extent multiplies the dims taken as at least 1, as the strides do: bounding it keeps both
+    // the strides of a tensor with a 0 dim and numel * element size (at most 8) within int64.
+    uint64_t numel = 1, extent = 1;
     for (const auto& s : e["shape"]) {
       GR_CHECK(s.is_number_unsigned(), where, "entry '", name, "' has a bad dimension ", s.dump());
       uint64_t d = s.get<uint64_t>();
-      GR_CHECK(d < (1ull << 40) && (numel == 0 || d <= (1ull << 62) / std::max<uint64_t>(numel, 1)), where, "entry '",
-               name, "' is too large");
+      GR_CHECK(std::max<uint64_t>(d, 1) <= kMaxElements / extent, where, "entry '", name, "' is too large (shape ",
+               e["shape"].dump(), ")");
       entry.shape.push_back(static_cast<int64_t>(d));
       numel *= d;
+      extent *= std::max<uint64_t>(d, 1);
     }
     const auto& off = e["data_offsets"];
     GR_CHECK(off.is_array() && off.size() == 2 && off[0].is_number_unsigned() && off[1].is_number_unsigned(), where,

@@ -132,6 +132,9 @@ TEST_CASE("read_idx errors name the file and the problem") {
   check_idx_error(dir / "dim-sign", "absurd dims");
   test::write_file(dir / "dim-product", idx_header(0x0E, {2000000000u, 2000000000u, 4}));
   check_idx_error(dir / "dim-product", "absurd dims");
+  // From fuzzing the reader (fuzz/fuzz_idx): a 0 dim hid huge others, whose strides overflowed int64.
+  test::write_file(dir / "zero-hides-huge", idx_header(0x08, {0, 0x7FFFFFFFu, 0x7FFFFFFFu, 0x7FFFFFFFu}));
+  check_idx_error(dir / "zero-hides-huge", "absurd dims");
   // Plausible dims in a tiny gzip file: rejected before a 4 GB allocation.
   test::write_gz(dir / "huge.gz", idx_header(0x08, {1000000, 4000}));
   check_idx_error(dir / "huge.gz", "more than a");

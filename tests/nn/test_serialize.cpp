@@ -116,6 +116,11 @@ TEST_CASE("corrupt files give errors naming the file and the problem") {
          "overlapping or missing data");
   expect(forge(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", "xxxxxxxx"), "cover 4 of 8 data bytes");
   expect(forge(R"({"__metadata__":{"k":1}})", ""), "is not a string");
+  // From fuzzing the reader (fuzz/fuzz_safetensors): numel * 8 wrapped to 0 bytes (2^61 F64
+  // elements on an empty storage), and a 0 dim hid huge others whose strides overflowed int64.
+  expect(forge(R"({"a":{"dtype":"F64","shape":[549755813888,4194304],"data_offsets":[0,0]}})", ""), "too large");
+  expect(forge(R"({"a":{"dtype":"F32","shape":[0,1099511627775,1099511627775],"data_offsets":[0,0]}})", ""),
+         "too large");
   CHECK_THROWS_WITH_AS(load(temp_path("missing.safetensors")), doctest::Contains("cannot open"), gr::Error);
   // A truncated copy of a good file.
   std::string good = temp_path("good.safetensors");

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -35,12 +36,38 @@ void wait_for(const distributed::WorkPtr& work, const ProcessGroup& group, const
   }
 }
 
-// Rank `root`'s values of `tensors` on every rank: one broadcast per dtype of all of them packed.
+// Rank `root`'s values of `tensors` on every rank in one broadcast per device: CPU tensors
+// of any dtypes travel as the bytes of one packed buffer (a broadcast does no arithmetic),
+// device tensors packed per dtype.
 void broadcast_coalesced(ProcessGroup& group, const TensorList& tensors, const char* what, int root = 0) {
   std::map<std::pair<int, std::string>, TensorList> by_type;
-  for (const Tensor& t : tensors)
-    if (t.defined() && t.numel() > 0) by_type[{static_cast<int>(t.scalar_type()), t.device().str()}].push_back(t);
+  TensorList cpu;
+  for (const Tensor& t : tensors) {
+    if (!t.defined() || t.numel() == 0) continue;
+    if (t.device().is_cpu()) cpu.push_back(t);
+    else by_type[{static_cast<int>(t.scalar_type()), t.device().str()}].push_back(t);
+  }
   NoGradGuard no_grad;
+  if (!cpu.empty()) {
+    int64_t total = 0;
+    for (const Tensor& t : cpu) total += static_cast<int64_t>(t.nbytes());
+    Tensor bytes = empty({total}, kUInt8);
+    uint8_t* b = bytes.data_ptr<uint8_t>();
+    int64_t offset = 0;
+    for (const Tensor& t : cpu) {
+      const Tensor c = native::contiguous(t);
+      std::memcpy(b + offset, c.data_ptr(), c.nbytes());
+      offset += static_cast<int64_t>(c.nbytes());
+    }
+    wait_for(group.broadcast(bytes, root), group, what);
+    offset = 0;
+    for (const Tensor& t : cpu) {
+      Tensor c = t.is_contiguous() ? t : native::contiguous(t);
+      std::memcpy(c.data_ptr(), b + offset, c.nbytes());
+      if (!t.is_contiguous()) native::copy_(t, c);
+      offset += static_cast<int64_t>(c.nbytes());
+    }
+  }
   for (auto& [key, list] : by_type) {
     int64_t total = 0;
     for (const Tensor& t : list) total += t.numel();

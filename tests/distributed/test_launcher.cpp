@@ -132,7 +132,7 @@ TEST_CASE("--max-restarts restarts the whole group; the second attempt succeeds"
   SKIP_WITHOUT_RUN();
   auto r = run_launcher({"--nproc-per-node", "2", "--max-restarts", "2", kWorker, "fail-once", "1", "5"});
   CHECK(r.status.code == 0);
-  CHECK(has(r.out, "[rank 0] attempt 0"));
+  // (Whether rank 0 prints "attempt 0" before rank 1's failure stops it is a race: not checked.)
   CHECK(has(r.out, "[rank 0] attempt 1"));
   CHECK(has(r.out, "[rank 1] attempt 1"));
   CHECK_FALSE(has(r.out, "attempt 2"));

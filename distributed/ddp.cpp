@@ -14,7 +14,6 @@
 #include "core/factory.h"
 #include "core/native/copy.h"
 #include "core/profiler.h"
-#include "distributed/process_group_debug.h"
 #include "distributed/init.h"
 
 namespace gr::nn::parallel {
@@ -23,18 +22,6 @@ using distributed::ProcessGroup;
 using distributed::ReduceOp;
 
 namespace {
-
-// GRADRING_DISTRIBUTED_DEBUG=INFO (or DETAIL) turns on DDP's layout and timing logs.
-bool info_logging() { return distributed::debug_level() != distributed::DebugLevel::Off; }
-
-void wait_for(const distributed::WorkPtr& work, const ProcessGroup& group, const char* what) {
-  try {
-    work->wait(group.timeout());
-  } catch (const gr::Error& e) {
-    GR_ERROR("DistributedDataParallel on rank ", group.rank(), " of ", group.size(), ": ", what, " failed: ",
-             e.message());
-  }
-}
 
 // Rank `root`'s values of `tensors` on every rank in one broadcast per device: CPU tensors
 // of any dtypes travel as the bytes of one packed buffer (a broadcast does no arithmetic),
@@ -59,7 +46,7 @@ void broadcast_coalesced(ProcessGroup& group, const TensorList& tensors, const c
       std::memcpy(b + offset, c.data_ptr(), c.nbytes());
       offset += static_cast<int64_t>(c.nbytes());
     }
-    wait_for(group.broadcast(bytes, root), group, what);
+    distributed::ddp_wait(group.broadcast(bytes, root), group, what);
     offset = 0;
     for (const Tensor& t : cpu) {
       Tensor c = t.is_contiguous() ? t : native::contiguous(t);
@@ -78,7 +65,7 @@ void broadcast_coalesced(ProcessGroup& group, const TensorList& tensors, const c
     };
     int64_t offset = 0;
     for (const Tensor& t : list) native::copy_(slice(offset, t), t), offset += t.numel();
-    wait_for(group.broadcast(flat, root), group, what);
+    distributed::ddp_wait(group.broadcast(flat, root), group, what);
     offset = 0;
     for (const Tensor& t : list) native::copy_(t, slice(offset, t)), offset += t.numel();
   }
@@ -140,7 +127,7 @@ DistributedDataParallelBase::DistributedDataParallelBase(std::shared_ptr<Module>
   ro.gradient_as_bucket_view = options_.gradient_as_bucket_view();
   ro.static_graph = options_.static_graph();
   reducer_ = std::make_unique<distributed::Reducer>(std::move(params), std::move(names), group_, ro);
-  if (info_logging()) std::fprintf(stderr, "%s", reducer_->layout_string().c_str());
+  if (distributed::ddp_info_logging()) std::fprintf(stderr, "%s", reducer_->layout_string().c_str());
 }
 
 DistributedDataParallelBase::~DistributedDataParallelBase() = default;
@@ -152,11 +139,11 @@ void DistributedDataParallelBase::check_and_broadcast_state() {
   std::vector<int64_t> fp = fingerprint(params, starts);
   // Lengths first (padded to the longest), then rank 0's fingerprint to everyone.
   Tensor len = tensor(std::vector<int64_t>{static_cast<int64_t>(fp.size())}, TensorOptions(kInt64));
-  wait_for(g.allreduce(len, ReduceOp::Max), g, "the model check");
+  distributed::ddp_wait(g.allreduce(len, ReduceOp::Max), g, "the model check");
   const int64_t L = len.data_ptr<int64_t>()[0];
   fp.resize(static_cast<size_t>(L), -1);
   Tensor zero = tensor(fp, TensorOptions(kInt64));
-  wait_for(g.broadcast(zero, 0), g, "the model check");
+  distributed::ddp_wait(g.broadcast(zero, 0), g, "the model check");
   const int64_t* z = zero.data_ptr<int64_t>();
   std::string mismatch;
   if (z[0] != fp[0]) {
@@ -175,7 +162,7 @@ void DistributedDataParallelBase::check_and_broadcast_state() {
     }
   }
   Tensor bad = tensor(std::vector<int64_t>{mismatch.empty() ? 0 : 1}, TensorOptions(kInt64));
-  wait_for(g.allreduce(bad, ReduceOp::Max), g, "the model check");
+  distributed::ddp_wait(g.allreduce(bad, ReduceOp::Max), g, "the model check");
   if (bad.data_ptr<int64_t>()[0]) {
     GR_CHECK(mismatch.empty(), "DistributedDataParallel: the ranks' models differ: ", mismatch,
              ". Every rank must build the same model.");
@@ -196,7 +183,7 @@ void DistributedDataParallelBase::pre_forward() {
     // [ranks still training, ranks that will all-reduce gradients]: joined ranks read it.
     const bool will_sync = sync_enabled_ && GradMode::is_enabled();
     Tensor flag = tensor(std::vector<int64_t>{1, will_sync ? 1 : 0}, TensorOptions(kInt64));
-    wait_for(group_->allreduce(flag, ReduceOp::Sum), *group_, "the join flag all-reduce");
+    distributed::ddp_wait(group_->allreduce(flag, ReduceOp::Sum), *group_, "the join flag all-reduce");
   }
   reducer_->prepare_for_forward();
   if (options_.broadcast_buffers()) sync_buffers();
@@ -227,10 +214,10 @@ void DistributedDataParallelBase::join(const std::function<void()>& body) {
   int64_t shadowed = 0;
   for (;; ++shadowed) {
     Tensor flag = tensor(std::vector<int64_t>{0, 0}, TensorOptions(kInt64));
-    wait_for(group_->allreduce(flag, ReduceOp::Sum), *group_, "the join flag all-reduce");
+    distributed::ddp_wait(group_->allreduce(flag, ReduceOp::Sum), *group_, "the join flag all-reduce");
     const int64_t* f = flag.data_ptr<int64_t>();
     if (f[0] == 0) {
-      if (info_logging() && shadowed > 0)
+      if (distributed::ddp_info_logging() && shadowed > 0)
         std::fprintf(stderr, "[rank %d] DDP join: shadowed %lld iteration(s) of ranks with more data\n",
                      group_->rank(), static_cast<long long>(shadowed));
       break;
@@ -243,7 +230,7 @@ void DistributedDataParallelBase::join(const std::function<void()>& body) {
   // rank takes the model of the lowest rank among those that trained to the end.
   const bool last = shadowed == 0;
   Tensor who = tensor(std::vector<int64_t>{last ? group_->rank() : group_->size()}, TensorOptions(kInt64));
-  wait_for(group_->allreduce(who, ReduceOp::Min), *group_, "the join's final-model all-reduce");
+  distributed::ddp_wait(group_->allreduce(who, ReduceOp::Min), *group_, "the join's final-model all-reduce");
   const int root = static_cast<int>(who.data_ptr<int64_t>()[0]);
   broadcast_coalesced(*group_, module_->parameters(), "the join's final-model broadcast", root);
   broadcast_coalesced(*group_, module_->buffers(), "the join's final-model broadcast", root);

@@ -27,18 +27,7 @@ namespace {
 
 double ms_between(int64_t from_ns, int64_t to_ns) { return (to_ns - from_ns) * 1e-6; }
 
-// GRADRING_DISTRIBUTED_DEBUG=INFO (or DETAIL) turns on DDP's layout and timing logs.
-bool info_logging() { return debug_level() != DebugLevel::Off; }
 
-// Waits for a collective of the reducer, naming what it was for in the error.
-void wait_for(const WorkPtr& work, const ProcessGroup& group, const std::string& what) {
-  try {
-    work->wait(group.timeout());
-  } catch (const gr::Error& e) {
-    GR_ERROR("DistributedDataParallel on rank ", group.rank(), " of ", group.size(), ": ", what, " failed: ",
-             e.message());
-  }
-}
 
 WorkPtr compress_hook(ProcessGroup& group, GradBucket& bucket, ScalarType dtype) {
   Tensor compressed = native::to_dtype(bucket.buffer, dtype);
@@ -51,6 +40,17 @@ WorkPtr compress_hook(ProcessGroup& group, GradBucket& bucket, ScalarType dtype)
 bool same_tensor(const Tensor& a, const Tensor& b) { return a.defined() && a.unsafe_impl() == b.unsafe_impl(); }
 
 }  // namespace
+
+void ddp_wait(const WorkPtr& work, const ProcessGroup& group, const std::string& what) {
+  try {
+    work->wait(group.timeout());
+  } catch (const gr::Error& e) {
+    GR_ERROR("DistributedDataParallel on rank ", group.rank(), " of ", group.size(), ": ", what, " failed: ",
+             e.message());
+  }
+}
+
+bool ddp_info_logging() { return debug_level() != DebugLevel::Off; }
 
 WorkPtr allreduce_hook(ProcessGroup& group, GradBucket& bucket) { return group.allreduce(bucket.buffer, ReduceOp::Sum); }
 WorkPtr fp16_compress_hook(ProcessGroup& group, GradBucket& bucket) { return compress_hook(group, bucket, kFloat16); }
@@ -117,7 +117,7 @@ void Reducer::build_buckets(const std::vector<size_t>& order, bool reverse) {
 
   // Let earlier collectives finish before their buffers go away.
   for (Bucket& b : buckets_)
-    if (b.work) wait_for(b.work, *group_, "a bucket all-reduce");
+    if (b.work) ddp_wait(b.work, *group_, "a bucket all-reduce");
   buckets_.clear();
   bucket_of_.assign(params_.size(), 0);
   slot_of_.assign(params_.size(), 0);
@@ -140,8 +140,10 @@ void Reducer::build_buckets(const std::vector<size_t>& order, bool reverse) {
       if (options_.gradient_as_bucket_view) {
         // An existing gradient moves into the bucket; from now on .grad is the bucket view.
         Tensor& grad = params_[i].mutable_grad();
-        if (grad.defined()) native::copy_(b.views[s], grad);
-        if (grad.defined()) grad = b.views[s];
+        if (grad.defined()) {
+          native::copy_(b.views[s], grad);
+          grad = b.views[s];
+        }
       }
     }
     b.pending = b.params.size();
@@ -318,8 +320,8 @@ void Reducer::finalize_backward() {
   {
     profiler::ScopedEvent span("DDP wait", "ddp");
     for (size_t k = 0; k < buckets_.size(); ++k)
-      wait_for(buckets_[k].work, *group_, "the all-reduce of bucket " + std::to_string(k));
-    if (used_work_) wait_for(used_work_, *group_, "the all-reduce of the used-parameter map");
+      ddp_wait(buckets_[k].work, *group_, "the all-reduce of bucket " + std::to_string(k));
+    if (used_work_) ddp_wait(used_work_, *group_, "the all-reduce of the used-parameter map");
   }
   const int64_t wait_end = profiler::now_ns();
   NoGradGuard no_grad;
@@ -354,7 +356,7 @@ void Reducer::finalize_backward() {
     }
   }
   last_stats_ = st;
-  if (info_logging()) log_iteration();
+  if (ddp_info_logging()) log_iteration();
   expect_finalize_ = false;
   armed_ = false;
   finalized_ = true;
@@ -369,11 +371,10 @@ void Reducer::shadow_iteration() {
     native::fill_(buckets_[k].buffer, 0);
     buckets_[k].pending = 0;
   }
-  std::fill(used_.begin(), used_.end(), 0);
   for (size_t k = 0; k < buckets_.size(); ++k) launch(k);
   for (size_t k = 0; k < buckets_.size(); ++k)
-    wait_for(buckets_[k].work, *group_, "a joined rank's shadow all-reduce of bucket " + std::to_string(k));
-  if (used_work_) wait_for(used_work_, *group_, "a joined rank's shadow all-reduce of the used-parameter map");
+    ddp_wait(buckets_[k].work, *group_, "a joined rank's shadow all-reduce of bucket " + std::to_string(k));
+  if (used_work_) ddp_wait(used_work_, *group_, "a joined rank's shadow all-reduce of the used-parameter map");
   reset_iteration_state();
   finalized_ = true;
   ++iteration_;
@@ -393,7 +394,7 @@ void Reducer::rebuild_buckets() {
     for (size_t i = 0; i < params_.size(); ++i)  // parameters that never got a gradient last
       if (!seen[i]) o[k++] = static_cast<int64_t>(i);
   }
-  wait_for(group_->broadcast(order, 0), *group_, "the broadcast of the bucket order");
+  ddp_wait(group_->broadcast(order, 0), *group_, "the broadcast of the bucket order");
   std::vector<size_t> observed(params_.size());
   std::vector<char> check(params_.size(), 0);
   const int64_t* o = order.data_ptr<int64_t>();
@@ -405,7 +406,7 @@ void Reducer::rebuild_buckets() {
   build_buckets(observed, /*reverse=*/false);
   rebuilt_ = true;
   ready_order_.clear();
-  if (info_logging()) std::fprintf(stderr, "%s", layout_string().c_str());
+  if (ddp_info_logging()) std::fprintf(stderr, "%s", layout_string().c_str());
 }
 
 std::vector<std::vector<size_t>> Reducer::bucket_indices() const {

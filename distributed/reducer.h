@@ -43,6 +43,12 @@ WorkPtr allreduce_hook(ProcessGroup& group, GradBucket& bucket);
 WorkPtr fp16_compress_hook(ProcessGroup& group, GradBucket& bucket);
 WorkPtr bf16_compress_hook(ProcessGroup& group, GradBucket& bucket);
 
+// Waits (up to the group's timeout) for a collective of DDP's; a failure becomes a gr::Error
+// naming the rank and `what` the collective was for.
+void ddp_wait(const WorkPtr& work, const ProcessGroup& group, const std::string& what);
+// GRADRING_DISTRIBUTED_DEBUG=INFO (or DETAIL): DDP logs its bucket layout and timings.
+bool ddp_info_logging();
+
 struct ReducerOptions {
   int64_t bucket_bytes = 25 << 20;
   int64_t first_bucket_bytes = 1 << 20;

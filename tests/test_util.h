@@ -1,15 +1,36 @@
-// Helpers shared by the test suites: tensors from values, and closeness checks.
+// Helpers shared by the test suites: tensors from values, closeness checks, scratch files.
 #pragma once
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gradring/gradring.h>
 #include <vector>
 
 namespace gr::test {
+
+// `name` inside a per-process scratch folder /tmp/<folder>_<pid>/ (created on demand).
+inline std::string temp_path(const std::string& folder, const std::string& name) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / (folder + "_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+inline std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
 
 // Flat float64 copy of any tensor's values, in logical order.
 inline std::vector<double> values(const Tensor& t) {

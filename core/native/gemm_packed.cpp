@@ -155,35 +155,6 @@ void panel_gemm(int64_t M, int64_t N, int64_t K, const T* Ap, const T* B, int64_
   }
 }
 
-// C[MB x NB] (+)= dot products of MB rows of A with NB rows of B over k in [0, K): vector
-// partial sums along k, reduced at the end (for products with few columns and a long K).
-template <class S, int MB, int NB, class T>
-void dot_block(int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc, bool accumulate) {
-  using V = typename S::V;
-  constexpr int L = S::L;
-  V acc[MB][NB];
-  for (int i = 0; i < MB; ++i)
-    for (int j = 0; j < NB; ++j) acc[i][j] = S::zero();
-  int64_t k = 0;
-  for (; k + L <= K; k += L) {
-    V b[NB];
-#pragma GCC unroll 4
-    for (int j = 0; j < NB; ++j) b[j] = S::load(B + j * ldb + k);
-#pragma GCC unroll 4
-    for (int i = 0; i < MB; ++i) {
-      const V a = S::load(A + i * lda + k);
-#pragma GCC unroll 4
-      for (int j = 0; j < NB; ++j) acc[i][j] = S::fma(a, b[j], acc[i][j]);
-    }
-  }
-  for (int i = 0; i < MB; ++i)
-    for (int j = 0; j < NB; ++j) {
-      T sum = S::hsum(acc[i][j]);
-      for (int64_t kk = k; kk < K; ++kk) sum += A[i * lda + kk] * B[j * ldb + kk];
-      C[i * ldc + j] = accumulate ? C[i * ldc + j] + sum : sum;
-    }
-}
-
 #else  // no vector ISA: callers use Eigen
 
 template <class T>

@@ -14,21 +14,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string temp_path(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("gradring_snapshot_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out << bytes;
-}
+std::string temp_path(const std::string& name) { return test::temp_path("gradring_snapshot_test", name); }
+using test::read_bytes;
+using test::write_bytes;
 
 // A small model, trained by Adadelta on a fixed problem.
 struct Run {

@@ -23,7 +23,10 @@ Tensor empty(IntArrayRef sizes, TensorOptions options) {
   impl->sizes = sizes.vec();
   impl->strides = contiguous_strides(sizes);
   impl->dtype = options.dtype();
-  impl->storage = Storage::allocate(static_cast<size_t>(impl->numel()) * element_size(options.dtype()), options.device());
+  int64_t nbytes = 0;
+  GR_CHECK(!__builtin_mul_overflow(impl->numel(), static_cast<int64_t>(element_size(options.dtype())), &nbytes),
+           "empty: size ", sizes, " of ", options.dtype(), " needs more than 2^63 bytes");
+  impl->storage = Storage::allocate(static_cast<size_t>(nbytes), options.device());
   return finish(Tensor(std::move(impl)), options);
 }
 

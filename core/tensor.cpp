@@ -23,7 +23,9 @@ std::vector<int64_t> contiguous_strides(IntArrayRef sizes) {
   int64_t s = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = s;
-    s *= std::max<int64_t>(sizes[i], 1);
+    // Every stride must fit in int64 (a 0 dim does not make the others' strides smaller).
+    GR_CHECK(!__builtin_mul_overflow(s, std::max<int64_t>(sizes[i], 1), &s), "size ", sizes,
+             ": a contiguous layout of these dimensions needs strides beyond 2^63 elements");
   }
   return strides;
 }

@@ -37,6 +37,13 @@ TEST_CASE("creation functions fill shape, dtype and values") {
 
 TEST_CASE("bad creation arguments throw gr::Error naming the op") {
   CHECK_THROWS_WITH_AS(zeros({2, -1}), doctest::Contains("negative dimension"), gr::Error);
+  // Sizes whose element or byte count wraps int64 are refused before anything is allocated,
+  // also when a 0 dim makes the element count 0 (the strides would still wrap).
+  const int64_t huge = int64_t{1} << 40;
+  CHECK_THROWS_WITH_AS(empty({huge, huge}), doctest::Contains("beyond 2^63 elements"), gr::Error);
+  CHECK_THROWS_WITH_AS(empty({0, huge, huge}), doctest::Contains("beyond 2^63 elements"), gr::Error);
+  CHECK_THROWS_WITH_AS(empty({int64_t{1} << 61}, kFloat64), doctest::Contains("more than 2^63 bytes"), gr::Error);
+  CHECK_THROWS_WITH_AS(from_blob(nullptr, {huge, huge}), doctest::Contains("beyond 2^63 elements"), gr::Error);
   CHECK_THROWS_WITH_AS(arange(0, 5, 0), doctest::Contains("step must be nonzero"), gr::Error);
   CHECK_THROWS_WITH_AS(arange(5, 0, 1), doctest::Contains("inconsistent"), gr::Error);
   CHECK_THROWS_WITH_AS(randint(3, 3, {2}), doctest::Contains("low < high"), gr::Error);

@@ -182,6 +182,16 @@ static Socket try_connect(const SocketAddress& addr, Clock::time_point deadline,
       return Socket();
     }
   }
+  // A connect to a free local port in the ephemeral range can land on its own source port
+  // (TCP simultaneous open): the socket is then connected to itself. Nobody listens there.
+  sockaddr_storage self{}, peer{};
+  socklen_t self_len = sizeof self, peer_len = sizeof peer;
+  if (::getsockname(s.fd(), reinterpret_cast<sockaddr*>(&self), &self_len) == 0 &&
+      ::getpeername(s.fd(), reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0 && self_len == peer_len &&
+      std::memcmp(&self, &peer, self_len) == 0) {
+    error = std::strerror(ECONNREFUSED);
+    return Socket();
+  }
   set_nonblocking(s.fd(), false);
   set_nodelay(s.fd());
   return s;

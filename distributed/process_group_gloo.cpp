@@ -17,6 +17,7 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/transport/pair.h>
 
 #include "core/factory.h"
 #include "core/native/copy.h"
@@ -148,6 +149,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
     GlooStoreAdapter adapter(store);
     context->connectFullMesh(adapter, device);
     context_ = context;
+    record_peer_addresses(*store);
   } catch (const gr::Error&) {
     throw;
   } catch (const std::exception& e) {
@@ -157,6 +159,34 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
 }
 
 ProcessGroupGloo::~ProcessGroupGloo() { shutdown(); }
+
+// Gloo's errors name a peer by its listening address ("Connection closed by peer
+// [127.0.0.1]:41235"); ranks on one host differ only by port. Every rank publishes its own
+// address as Gloo prints it, so a failure can say which rank is behind the address.
+void ProcessGroupGloo::record_peer_addresses(Store& store) {
+  if (size_ < 2) return;
+  const int other = rank_ == 0 ? 1 : 0;
+  std::string mine = context_->getPair(other)->address().str();
+  mine = mine.substr(0, mine.find('$'));  // drop the pair's sequence number
+  store.set("gloo_address/" + std::to_string(rank_), mine);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    Bytes b = store.get("gloo_address/" + std::to_string(r));
+    peer_addresses_.emplace_back(std::string(b.begin(), b.end()), r);
+  }
+}
+
+std::string ProcessGroupGloo::explain_failure(const std::string& message) const {
+  for (const auto& [address, peer] : peer_addresses_) {
+    if (message.find(address) != std::string::npos)
+      return "(the peer at " + address + " is rank " + std::to_string(peer) +
+             ": it has probably exited or crashed; its own log or the launcher's summary says why)";
+  }
+  if (message.find("Timed out") != std::string::npos || message.find("timed out") != std::string::npos)
+    return "(no peer answered within the group's timeout of " + std::to_string(timeout_.count()) +
+           " ms: a peer may be stuck or have issued a different collective)";
+  return {};
+}
 
 WorkPtr ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op) {
   check_tensor(tensor, "allreduce");

@@ -45,6 +45,9 @@ class ProcessGroupGloo : public QueuedProcessGroup {
   // Each collective's Gloo tag, taken when it is issued: its place in the issue order, the
   // same on every rank, whichever worker thread runs it.
   uint32_t next_tag() { return tag_.fetch_add(1); }
+  std::string explain_failure(const std::string& backend_message) const override;
+  void record_peer_addresses(Store& store);
+  std::vector<std::pair<std::string, int>> peer_addresses_;  // Gloo's text for each peer's address, rank
   std::shared_ptr<gloo::Context> context_;
   std::atomic<uint32_t> tag_{0};
 };

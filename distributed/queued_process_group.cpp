@@ -52,6 +52,15 @@ std::string QueuedProcessGroup::describe(const char* op, const Tensor& t, const 
   return out.str();
 }
 
+std::exception_ptr QueuedProcessGroup::failure(const std::string& description, const std::string& what) const {
+  std::string extra = explain_failure(what);
+  try {
+    GR_ERROR(description, " failed: ", what, extra.empty() ? "" : " ", extra);
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
 void QueuedProcessGroup::loop() {
   for (;;) {
     Job job;
@@ -68,6 +77,12 @@ void QueuedProcessGroup::loop() {
     std::exception_ptr error;
     try {
       job.run();
+    } catch (const gr::Error&) {
+      error = std::current_exception();
+    } catch (const std::exception& e) {
+      // A backend's own exception (gloo::IoException, ...) becomes a gr::Error that says which
+      // collective failed on which rank, and which peer when the backend's message tells.
+      error = failure(job.work->description(), e.what());
     } catch (...) {
       error = std::current_exception();
     }

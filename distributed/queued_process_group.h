@@ -33,6 +33,9 @@ class QueuedProcessGroup : public ProcessGroup {
   std::string describe(const char* op, const Tensor& t, const char* detail = nullptr);
   // Stops the worker threads (call from the derived destructor, before its state dies).
   void shutdown();
+  // Extra words for a failed collective's error, from the backend's own message (Gloo names
+  // the peer's address; the group knows which rank that is). Empty: nothing to add.
+  virtual std::string explain_failure(const std::string& /*backend_message*/) const { return {}; }
 
  private:
   struct Job {
@@ -41,6 +44,7 @@ class QueuedProcessGroup : public ProcessGroup {
     bool after_earlier = false;
   };
   void loop();
+  std::exception_ptr failure(const std::string& description, const std::string& what) const;
 
   std::mutex mutex_;
   std::condition_variable cv_;       // a job was queued, or stopping

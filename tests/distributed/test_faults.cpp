@@ -157,9 +157,12 @@ TEST_CASE("the store host (rank 0) dies: another rank's store call fails promptl
     o.world_size = 2;
     o.timeout = 20s;
     TCPStore store("127.0.0.1", port, o);
-    store.set("ready/" + std::to_string(rank), std::string("1"));
-    store.wait({"ready/0", "ready/1"});
-    if (rank == 0) ::kill(::getpid(), SIGKILL);
+    // Rank 0 dies only once rank 1 is done with its own start-up calls.
+    if (rank == 1) store.set("rank 1 ready", std::string("1"));
+    if (rank == 0) {
+      store.wait({"rank 1 ready"});
+      ::kill(::getpid(), SIGKILL);
+    }
     std::this_thread::sleep_for(200ms);
     auto start = std::chrono::steady_clock::now();
     try {

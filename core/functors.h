@@ -22,6 +22,14 @@ GR_HOST_DEVICE GR_INLINE float tanh(float x) { return ::tanhf(x); }
 GR_HOST_DEVICE GR_INLINE double tanh(double x) { return ::tanh(x); }
 GR_HOST_DEVICE GR_INLINE float pow(float x, float y) { return ::powf(x, y); }
 GR_HOST_DEVICE GR_INLINE double pow(double x, double y) { return ::pow(x, y); }
+GR_HOST_DEVICE GR_INLINE float cos(float x) { return ::cosf(x); }
+GR_HOST_DEVICE GR_INLINE double cos(double x) { return ::cos(x); }
+GR_HOST_DEVICE GR_INLINE float sin(float x) { return ::sinf(x); }
+GR_HOST_DEVICE GR_INLINE double sin(double x) { return ::sin(x); }
+// A fused multiply-add, written out where CPU and CUDA must round identically: nvcc and GCC
+// both contract a * b + c on their own, each where it likes, unless it is spelled out.
+GR_HOST_DEVICE GR_INLINE float fma(float a, float b, float c) { return ::fmaf(a, b, c); }
+GR_HOST_DEVICE GR_INLINE double fma(double a, double b, double c) { return ::fma(a, b, c); }
 GR_HOST_DEVICE GR_INLINE float fabs(float x) { return ::fabsf(x); }
 GR_HOST_DEVICE GR_INLINE double fabs(double x) { return ::fabs(x); }
 GR_HOST_DEVICE GR_INLINE bool isnan(float x) { return x != x; }
@@ -33,6 +41,10 @@ GR_HOST_DEVICE GR_INLINE T abs(T x) {
   if constexpr (sizeof(T) == 1 && T(-1) > T(0)) return x;  // unsigned
   else return x < T(0) ? T(-x) : x;
 }
+template <class T>
+GR_HOST_DEVICE GR_INLINE T min(T a, T b) { return b < a ? b : a; }
+template <class T>
+GR_HOST_DEVICE GR_INLINE T max(T a, T b) { return a < b ? b : a; }
 // Integer power by squaring (exponent >= 0).
 template <class T>
 GR_HOST_DEVICE GR_INLINE T ipow(T base, int64_t e) {
@@ -93,6 +105,21 @@ template <class T> struct PowScalar {
     return math::pow(a, exponent);
   }
 };
+// max/min with its index over a run: does (v, i) beat the best so far (best, best_i)? NaN
+// beats numbers, then the larger (smaller) value, then the lower index. The order is total,
+// so any split of the run combined in any order picks what one forward scan picks: the
+// first NaN, else the first extreme.
+template <class T>
+struct ArgExtreme {
+  bool is_max;
+  GR_HOST_DEVICE bool operator()(T v, int64_t i, T best, int64_t best_i) const {
+    const bool v_nan = math::isnan(v), best_nan = math::isnan(best);
+    if (v_nan || best_nan) return v_nan && (!best_nan || i < best_i);
+    if (v == best) return i < best_i;
+    return is_max ? v > best : v < best;
+  }
+};
+
 template <class T> struct Fill { T value; GR_HOST_DEVICE T operator()() const { return value; } };
 
 // dtype conversion: to bool means != 0; bfloat16/float16 go through float32.

@@ -1,6 +1,7 @@
 // Batch-norm pieces and their CPU kernels: per-channel reductions run in parallel over
 // channels (double accumulators in fixed lanes, so results do not depend on threads),
 // element-wise passes in parallel over (N, C) planes as one fused multiply-add per element.
+// The per-channel arithmetic is batch_norm.h's, shared with cuda_kernels/batch_norm.cu.
 #include "core/native/batch_norm.h"
 
 #include <algorithm>
@@ -143,12 +144,9 @@ void stats_kernel(const T* in, T* mean, T* invstd, BatchNormShape s, double eps)
         sum += a;
         sq += b;
       }
-      const double shifted_mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
-      const double m = k + shifted_mean;
-      sq = std::max(0.0, sq - shifted_mean * sum);  // sum of squared deviations from m
-      const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
-      mean[c] = static_cast<T>(m);
-      invstd[c] = static_cast<T>(1.0 / std::sqrt(var + eps));
+      const BatchNormStats st = batch_norm_finish_stats(sum, sq, k, count, eps);
+      mean[c] = static_cast<T>(st.mean);
+      invstd[c] = static_cast<T>(st.invstd);
     }
   });
 }
@@ -158,10 +156,7 @@ void elemt_kernel(const T* in, T* out, const T* weight, const T* bias, const T* 
                   BatchNormShape s) {
   parallel_for(0, s.N * s.C, plane_grain(s), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      const int64_t c = p % s.C;
-      const double a = static_cast<double>(invstd[c]) * (weight ? static_cast<double>(weight[c]) : 1.0);
-      const double b = (bias ? static_cast<double>(bias[c]) : 0.0) - static_cast<double>(mean[c]) * a;
-      const T alpha = static_cast<T>(a), beta = static_cast<T>(b);
+      const auto [alpha, beta] = batch_norm_affine(weight, bias, mean, invstd, p % s.C);
       const T* x = in + p * s.S;
       T* y = out + p * s.S;
       for (int64_t i = 0; i < s.S; ++i) y[i] = x[i] * alpha + beta;
@@ -196,14 +191,7 @@ void backward_elemt_kernel(const T* grad_out, const T* in, const T* mean, const 
                            const T* sum_dy, const T* sum_dy_xmu, T* grad_in, double count, BatchNormShape s) {
   parallel_for(0, s.N * s.C, plane_grain(s), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      const int64_t c = p % s.C;
-      // grad_in = dy * a + x * b + d, with the per-channel terms in double.
-      const double is = static_cast<double>(invstd[c]);
-      const double a = is * (weight ? static_cast<double>(weight[c]) : 1.0);
-      const double k = static_cast<double>(sum_dy_xmu[c]) * is * is / count;
-      const double mean_dy = static_cast<double>(sum_dy[c]) / count;
-      const T ta = static_cast<T>(a), tb = static_cast<T>(-k * a),
-              td = static_cast<T>((static_cast<double>(mean[c]) * k - mean_dy) * a);
+      const auto [ta, tb, td] = batch_norm_backward_coeffs(mean, invstd, weight, sum_dy, sum_dy_xmu, count, p % s.C);
       const T* x = in + p * s.S;
       const T* dy = grad_out + p * s.S;
       T* gi = grad_in + p * s.S;
@@ -215,18 +203,8 @@ void backward_elemt_kernel(const T* grad_out, const T* in, const T* mean, const 
 template <class T>
 void update_stats_kernel(T* running_mean, T* running_var, const T* mean, const T* invstd, int64_t C, double momentum,
                          double eps, double count) {
-  const double unbias = count > 1 ? count / (count - 1) : 1.0;
-  for (int64_t c = 0; c < C; ++c) {
-    if (running_mean)
-      running_mean[c] = static_cast<T>((1 - momentum) * static_cast<double>(running_mean[c]) +
-                                       momentum * static_cast<double>(mean[c]));
-    if (running_var) {
-      const double is = static_cast<double>(invstd[c]);
-      const double var = 1.0 / (is * is) - eps;
-      running_var[c] =
-          static_cast<T>((1 - momentum) * static_cast<double>(running_var[c]) + momentum * var * unbias);
-    }
-  }
+  const double unbias = batch_norm_unbias(count);
+  for (int64_t c = 0; c < C; ++c) batch_norm_running_update(running_mean, running_var, mean, invstd, c, momentum, eps, unbias);
 }
 
 template <class T>

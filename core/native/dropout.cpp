@@ -54,7 +54,7 @@ inline void apply_dropout(const T* __restrict x, T* __restrict y, uint8_t* __res
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t keep = dropout_keep(random[i], threshold) ? 1u : 0u;
     mask[i] = static_cast<uint8_t>(keep);
-    y[i] = x[i] * (keep ? scale : T(0));
+    y[i] = dropout_value(x[i], keep != 0, scale);
   }
 }
 
@@ -78,7 +78,7 @@ void dropout_kernel(const T* in, T* out, bool* mask, int64_t n, const DropoutPar
 template <class T>
 inline void apply_mask(const T* __restrict grad, const uint8_t* __restrict mask, T* __restrict grad_in, int64_t n,
                        T scale) {
-  for (int64_t i = 0; i < n; ++i) grad_in[i] = grad[i] * (mask[i] ? scale : T(0));
+  for (int64_t i = 0; i < n; ++i) grad_in[i] = dropout_value(grad[i], mask[i] != 0, scale);
 }
 
 template <class T>

@@ -18,6 +18,9 @@ namespace gr::native {
 // the same on CPU and CUDA, in integers so the test vectorises.
 GR_HOST_DEVICE GR_INLINE bool dropout_keep(uint32_t random, uint32_t threshold) { return (random >> 8) < threshold; }
 uint32_t dropout_threshold(double p);
+// An element's output (or gradient) from its keep flag: one multiply, so CPU and CUDA agree.
+template <class T>
+GR_HOST_DEVICE GR_INLINE T dropout_value(T x, bool keep, T scale) { return x * (keep ? scale : T(0)); }
 
 struct DropoutParams {
   uint32_t threshold;  // see dropout_keep

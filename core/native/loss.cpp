@@ -28,14 +28,13 @@ void nll_loss_kernel(const T* x, const int64_t* target, const T* weight, T* out,
     }
     check_target(t, i, C);
     const T w = weight ? weight[t] : T(1);
-    const T loss = -w * x[i * C + t];
+    const T loss = nll_term(x[i * C + t], w);
     if (reduction == Reduction::None) out[i] = loss;
     total += loss;
     total_w += w;
   }
   *total_weight = static_cast<T>(total_w);
-  if (reduction == Reduction::Sum) *out = static_cast<T>(total);
-  if (reduction == Reduction::Mean) *out = static_cast<T>(total / total_w);  // all ignored: 0/0 = NaN, as torch
+  if (reduction != Reduction::None) *out = static_cast<T>(nll_reduce(total, total_w, reduction));
 }
 
 template <class T>
@@ -47,9 +46,7 @@ void nll_loss_backward_kernel(const T* grad_out, const int64_t* target, const T*
     if (t == ignore_index) continue;
     check_target(t, i, C);
     const T w = weight ? weight[t] : T(1);
-    T g = reduction == Reduction::None ? grad_out[i] : grad_out[0];
-    if (reduction == Reduction::Mean) g /= *total_weight;
-    grad_in[i * C + t] = -w * g;
+    grad_in[i * C + t] = nll_grad(grad_out, i, w, total_weight, reduction);
   }
 }
 

@@ -5,14 +5,34 @@
 #include <utility>
 
 #include "core/dispatch.h"
+#include "core/macros.h"
 #include "core/reduction.h"
 #include "core/tensor.h"
 
 namespace gr::native {
 
+// The arithmetic of the nll kernels, shared by CPU and CUDA. A sample whose target t is not
+// ignored contributes nll_term(x[i, t], w[t]) to the loss and w[t] to total_weight.
+template <class T>
+GR_HOST_DEVICE GR_INLINE T nll_term(T x_at_target, T w) { return -w * x_at_target; }
+// The reduced loss from the accumulated loss and weight (Mean with everything ignored: 0/0 =
+// NaN, as torch).
+template <class Acc>
+GR_HOST_DEVICE GR_INLINE Acc nll_reduce(Acc total, Acc total_w, Reduction reduction) {
+  return reduction == Reduction::Mean ? total / total_w : total;
+}
+// d loss / d x[i, t] of a sample that is not ignored.
+template <class T>
+GR_HOST_DEVICE GR_INLINE T nll_grad(const T* grad_out, int64_t i, T w, const T* total_weight, Reduction reduction) {
+  T g = reduction == Reduction::None ? grad_out[i] : grad_out[0];
+  if (reduction == Reduction::Mean) g /= *total_weight;
+  return -w * g;
+}
+
 // input [N, C] contiguous (N = 1 for a [C] input), target [N] int64, weight [C] or null.
 // out holds N values for None, else one; total_weight (one value) = sum of the weights of
-// the targets that are not ignore_index. A target outside [0, C) is an error.
+// the targets that are not ignore_index. A target outside [0, C) is an error (on CUDA, which
+// cannot raise one without waiting for the device, that sample's loss and gradient are NaN).
 using NllLossFn = void (*)(const void* input, const int64_t* target, const void* weight, void* out,
                            void* total_weight, int64_t N, int64_t C, Reduction reduction, int64_t ignore_index,
                            ScalarType t);

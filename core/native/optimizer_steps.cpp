@@ -24,13 +24,6 @@ void check_operands(const char* op, const Tensor& param, std::initializer_list<c
   }
 }
 
-// A null pointer for an undefined optional buffer; the functor then never touches it
-// (a local dummy is passed instead).
-template <class T>
-T* ptr_or_null(const Tensor& t) {
-  return t.defined() ? t.data_ptr<T>() : nullptr;
-}
-
 template <class T, class F, class... Buffers>
 void run(const Tensor& param, const Tensor& grad, const F& f, Buffers... buffers) {
   T* p = param.data_ptr<T>();
@@ -50,33 +43,19 @@ void run(const Tensor& param, const Tensor& grad, const F& f, Buffers... buffers
   });
 }
 
-template <class T>
-functors::SgdStep<T> cast(const functors::SgdStep<double>& s) {
-  return {T(s.lr), T(s.momentum), T(s.dampening), T(s.weight_decay), s.nesterov, s.first_step};
-}
-template <class T>
-functors::AdamStep<T> cast(const functors::AdamStep<double>& s) {
-  return {T(s.lr), T(s.beta1), T(s.beta2), T(s.eps), T(s.weight_decay), T(s.bias_correction1),
-          T(s.bias_correction2_sqrt), s.amsgrad, s.decoupled};
-}
-template <class T>
-functors::AdadeltaStep<T> cast(const functors::AdadeltaStep<double>& s) {
-  return {T(s.lr), T(s.rho), T(s.eps), T(s.weight_decay)};
-}
-
 void sgd_cpu(const Tensor& p, const Tensor& g, const Tensor& buf, const functors::SgdStep<double>& s) {
-  dispatch_floating(p.scalar_type(), "sgd", [&]<class T>() { run<T>(p, g, cast<T>(s), ptr_or_null<T>(buf)); });
+  dispatch_floating(p.scalar_type(), "sgd", [&]<class T>() { run<T>(p, g, functor_as<T>(s), ptr_or_null<T>(buf)); });
 }
 void adam_cpu(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, const Tensor& vmax,
               const functors::AdamStep<double>& s) {
   dispatch_floating(p.scalar_type(), "adam", [&]<class T>() {
-    run<T>(p, g, cast<T>(s), ptr_or_null<T>(m), ptr_or_null<T>(v), ptr_or_null<T>(vmax));
+    run<T>(p, g, functor_as<T>(s), ptr_or_null<T>(m), ptr_or_null<T>(v), ptr_or_null<T>(vmax));
   });
 }
 void adadelta_cpu(const Tensor& p, const Tensor& g, const Tensor& sq, const Tensor& acc,
                   const functors::AdadeltaStep<double>& s) {
   dispatch_floating(p.scalar_type(), "adadelta",
-                    [&]<class T>() { run<T>(p, g, cast<T>(s), ptr_or_null<T>(sq), ptr_or_null<T>(acc)); });
+                    [&]<class T>() { run<T>(p, g, functor_as<T>(s), ptr_or_null<T>(sq), ptr_or_null<T>(acc)); });
 }
 
 }  // namespace

@@ -15,6 +15,28 @@ using AdamStepFn = void (*)(const Tensor& param, const Tensor& grad, const Tenso
                             const Tensor& max_exp_avg_sq, const functors::AdamStep<double>& step);
 using AdadeltaStepFn = void (*)(const Tensor& param, const Tensor& grad, const Tensor& square_avg,
                                 const Tensor& acc_delta, const functors::AdadeltaStep<double>& step);
+// The hyper-parameters in the parameter's dtype T, for the kernels (CPU and CUDA).
+template <class T>
+functors::SgdStep<T> functor_as(const functors::SgdStep<double>& s) {
+  return {T(s.lr), T(s.momentum), T(s.dampening), T(s.weight_decay), s.nesterov, s.first_step};
+}
+template <class T>
+functors::AdamStep<T> functor_as(const functors::AdamStep<double>& s) {
+  return {T(s.lr), T(s.beta1), T(s.beta2), T(s.eps), T(s.weight_decay), T(s.bias_correction1),
+          T(s.bias_correction2_sqrt), s.amsgrad, s.decoupled};
+}
+template <class T>
+functors::AdadeltaStep<T> functor_as(const functors::AdadeltaStep<double>& s) {
+  return {T(s.lr), T(s.rho), T(s.eps), T(s.weight_decay)};
+}
+
+// A null pointer for an undefined optional buffer; the kernels then pass the functor a
+// local dummy instead, which it never uses.
+template <class T>
+T* ptr_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr<T>() : nullptr;
+}
+
 GR_DECLARE_DISPATCH(SgdStepFn, sgd_step_stub);
 GR_DECLARE_DISPATCH(AdamStepFn, adam_step_stub);
 GR_DECLARE_DISPATCH(AdadeltaStepFn, adadelta_step_stub);

@@ -1,5 +1,6 @@
 // 2-D max/average/adaptive-average pooling: argument checks, output shapes and the CPU
-// kernels, which run in parallel over (N, C) planes with one plain loop nest per plane.
+// kernels, which run in parallel over (N, C) planes with one plain loop nest per plane (the
+// per-element arithmetic they share with cuda_kernels/pooling.cu is in pooling.h).
 #include "core/native/pooling.h"
 
 #include <algorithm>
@@ -229,23 +230,6 @@ void max_pool2d_backward_kernel(const T* grad_out, const int64_t* indices, T* gr
 
 // ---- average ----
 
-// The clipped window of output (oh, ow) and its divisor, as torch computes them.
-struct AvgWindow {
-  int64_t h0, h1, w0, w1;
-  int64_t divisor;
-};
-
-inline AvgWindow avg_window(const Pool2dGeometry& g, int64_t oh, int64_t ow, bool count_include_pad) {
-  int64_t h0 = oh * g.sH - g.pH, w0 = ow * g.sW - g.pW;
-  int64_t h1 = std::min(h0 + g.kH, g.H + g.pH), w1 = std::min(w0 + g.kW, g.W + g.pW);
-  const int64_t padded = (h1 - h0) * (w1 - w0);
-  h0 = std::max<int64_t>(h0, 0);
-  w0 = std::max<int64_t>(w0, 0);
-  h1 = std::min(h1, g.H);
-  w1 = std::min(w1, g.W);
-  return {h0, h1, w0, w1, count_include_pad ? padded : (h1 - h0) * (w1 - w0)};
-}
-
 template <class T>
 void avg_pool2d_kernel(const T* in, T* out, const Pool2dGeometry& g, bool count_include_pad) {
   const int64_t H = g.H, W = g.W, oH = g.oH, oW = g.oW;
@@ -253,19 +237,8 @@ void avg_pool2d_kernel(const T* in, T* out, const Pool2dGeometry& g, bool count_
     for (int64_t p = p0; p < p1; ++p) {
       const T* x = in + p * H * W;
       T* y = out + p * oH * oW;
-      for (int64_t oh = 0; oh < oH; ++oh) {
-        for (int64_t ow = 0; ow < oW; ++ow) {
-          const AvgWindow win = avg_window(g, oh, ow, count_include_pad);
-          if (win.h0 >= win.h1 || win.w0 >= win.w1) {
-            y[oh * oW + ow] = T(0);
-            continue;
-          }
-          acc_t<T> s = 0;
-          for (int64_t h = win.h0; h < win.h1; ++h)
-            for (int64_t w = win.w0; w < win.w1; ++w) s += x[h * W + w];
-          y[oh * oW + ow] = static_cast<T>(s / static_cast<acc_t<T>>(win.divisor));
-        }
-      }
+      for (int64_t oh = 0; oh < oH; ++oh)
+        for (int64_t ow = 0; ow < oW; ++ow) y[oh * oW + ow] = avg_pool2d_at(x, g, oh, ow, count_include_pad);
     }
   });
 }
@@ -293,9 +266,6 @@ void avg_pool2d_backward_kernel(const T* grad_out, T* grad_in, const Pool2dGeome
 
 // ---- adaptive average ----
 
-inline int64_t adaptive_start(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
-inline int64_t adaptive_end(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
-
 template <class T>
 void adaptive_avg_pool2d_kernel(const T* in, T* out, const Pool2dGeometry& g) {
   const int64_t H = g.H, W = g.W, oH = g.oH, oW = g.oW;
@@ -303,16 +273,8 @@ void adaptive_avg_pool2d_kernel(const T* in, T* out, const Pool2dGeometry& g) {
     for (int64_t p = p0; p < p1; ++p) {
       const T* x = in + p * H * W;
       T* y = out + p * oH * oW;
-      for (int64_t oh = 0; oh < oH; ++oh) {
-        const int64_t h0 = adaptive_start(oh, H, oH), h1 = adaptive_end(oh, H, oH);
-        for (int64_t ow = 0; ow < oW; ++ow) {
-          const int64_t w0 = adaptive_start(ow, W, oW), w1 = adaptive_end(ow, W, oW);
-          acc_t<T> s = 0;
-          for (int64_t h = h0; h < h1; ++h)
-            for (int64_t w = w0; w < w1; ++w) s += x[h * W + w];
-          y[oh * oW + ow] = static_cast<T>(s / static_cast<acc_t<T>>((h1 - h0) * (w1 - w0)));
-        }
-      }
+      for (int64_t oh = 0; oh < oH; ++oh)
+        for (int64_t ow = 0; ow < oW; ++ow) y[oh * oW + ow] = adaptive_avg_pool2d_at(x, g, oh, ow);
     }
   });
 }

@@ -1,4 +1,5 @@
-// Random tensor creation and the CPU Philox fill kernel.
+// Random tensor creation and the CPU Philox fill kernel (the per-block arithmetic is
+// random.h's, shared with cuda_kernels/random.cu).
 #include "core/native/random.h"
 
 #include <cmath>
@@ -20,44 +21,12 @@ int64_t random_values_per_block(RandomKind kind, ScalarType dtype) {
 template <class T>
 static void random_fill_cpu(T* out, int64_t n, const RandomParams& p, int64_t per_block) {
   const int64_t blocks = (n + per_block - 1) / per_block;
-  constexpr double kTwoPi = 6.283185307179586;
   parallel_for(0, blocks, 2048, [&](int64_t b0, int64_t b1) {
     Philox4x32 rng(p.seed, 0, p.offset + static_cast<uint64_t>(b0));
     for (int64_t b = b0; b < b1; ++b) {
       uint32_t r[4];
       rng.next(r);
-      double v[4];
-      if (p.kind == RandomKind::Uniform) {
-        if (per_block == 4) {
-          for (int k = 0; k < 4; ++k) v[k] = p.a + (p.b - p.a) * (1.0 - uniform_float(r[k]));
-        } else {
-          v[0] = p.a + (p.b - p.a) * (1.0 - uniform_double(r[0], r[1]));
-          v[1] = p.a + (p.b - p.a) * (1.0 - uniform_double(r[2], r[3]));
-        }
-      } else if (p.kind == RandomKind::Normal) {  // Box-Muller
-        if (per_block == 4) {
-          for (int k = 0; k < 4; k += 2) {
-            double radius = std::sqrt(-2.0 * std::log(static_cast<double>(uniform_float(r[k]))));
-            double angle = kTwoPi * uniform_float(r[k + 1]);
-            v[k] = p.a + p.b * radius * std::cos(angle);
-            v[k + 1] = p.a + p.b * radius * std::sin(angle);
-          }
-        } else {
-          double radius = std::sqrt(-2.0 * std::log(uniform_double(r[0], r[1])));
-          double angle = kTwoPi * uniform_double(r[2], r[3]);
-          v[0] = p.a + p.b * radius * std::cos(angle);
-          v[1] = p.a + p.b * radius * std::sin(angle);
-        }
-      } else {  // integers: exact in int64, not through double
-        const auto low = static_cast<int64_t>(p.a);
-        const auto range = static_cast<uint64_t>(static_cast<int64_t>(p.b) - low);
-        const uint64_t x[2] = {(static_cast<uint64_t>(r[0]) << 32) | r[1], (static_cast<uint64_t>(r[2]) << 32) | r[3]};
-        int64_t base = b * per_block;
-        for (int64_t k = 0; k < 2 && base + k < n; ++k) out[base + k] = static_cast<T>(low + static_cast<int64_t>(x[k] % range));
-        continue;
-      }
-      int64_t base = b * per_block;
-      for (int64_t k = 0; k < per_block && base + k < n; ++k) out[base + k] = static_cast<T>(v[k]);
+      random_block_values(p, per_block, r, out + b * per_block, n - b * per_block);
     }
   });
 }

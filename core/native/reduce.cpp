@@ -125,11 +125,12 @@ void max_kernel(const T* in, T* values, int64_t* indices, int64_t outer, int64_t
     for (int64_t k = b; k < e; ++k) {
       int64_t o = k / inner, j = k % inner;
       const T* p = in + o * R * inner + j;
+      const functors::ArgExtreme<T> beats{is_max};  // shared with the CUDA kernel
       T best = p[0];
       int64_t best_i = 0;
       for (int64_t r = 1; r < R && !math::isnan(best); ++r) {
         T v = p[r * inner];
-        if (math::isnan(v) || (is_max ? v > best : v < best)) best = v, best_i = r;
+        if (beats(v, r, best, best_i)) best = v, best_i = r;
       }
       values[k] = best;
       if (indices) indices[k] = best_i;

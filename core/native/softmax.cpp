@@ -1,4 +1,5 @@
-// softmax/log_softmax: max-subtracted, accumulated in double, one pass per row or column.
+// softmax/log_softmax: max-subtracted, accumulated in double, one pass per row or column
+// (the per-element arithmetic is in softmax.h, shared with cuda_kernels/softmax.cu).
 #include "core/native/softmax.h"
 
 #include <cmath>
@@ -32,20 +33,8 @@ template <class T>
 void softmax_kernel(const T* in, T* out, int64_t outer, int64_t R, int64_t inner, bool log) {
   parallel_for(0, outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) {
-      int64_t o = k / inner, j = k % inner;
-      const T* x = in + o * R * inner + j;
-      T* y = out + o * R * inner + j;
-      T m = x[0];
-      for (int64_t r = 1; r < R; ++r) m = std::max(m, x[r * inner]);
-      double s = 0;
-      for (int64_t r = 0; r < R; ++r) s += std::exp(static_cast<double>(x[r * inner] - m));
-      if (log) {
-        T lse = static_cast<T>(std::log(s)) + m;
-        for (int64_t r = 0; r < R; ++r) y[r * inner] = x[r * inner] - lse;
-      } else {
-        double inv = 1.0 / s;
-        for (int64_t r = 0; r < R; ++r) y[r * inner] = static_cast<T>(std::exp(static_cast<double>(x[r * inner] - m)) * inv);
-      }
+      const int64_t base = (k / inner) * R * inner + k % inner;
+      softmax_row(in + base, out + base, R, inner, log);
     }
   });
 }
@@ -54,18 +43,8 @@ template <class T>
 void softmax_backward_kernel(const T* grad, const T* out, T* gin, int64_t outer, int64_t R, int64_t inner, bool log) {
   parallel_for(0, outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) {
-      int64_t base = (k / inner) * R * inner + k % inner;
-      const T* g = grad + base;
-      const T* y = out + base;
-      T* gi = gin + base;
-      double s = 0;
-      if (log) {
-        for (int64_t r = 0; r < R; ++r) s += static_cast<double>(g[r * inner]);
-        for (int64_t r = 0; r < R; ++r) gi[r * inner] = g[r * inner] - static_cast<T>(std::exp(y[r * inner]) * s);
-      } else {
-        for (int64_t r = 0; r < R; ++r) s += static_cast<double>(g[r * inner]) * y[r * inner];
-        for (int64_t r = 0; r < R; ++r) gi[r * inner] = y[r * inner] * (g[r * inner] - static_cast<T>(s));
-      }
+      const int64_t base = (k / inner) * R * inner + k % inner;
+      softmax_backward_row(grad + base, out + base, gin + base, R, inner, log);
     }
   });
 }

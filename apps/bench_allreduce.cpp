@@ -1,15 +1,21 @@
 // bench_allreduce: all-reduce bandwidth in nccl-tests' format (size, count, type, redop,
 // time, algbw, busbw, #wrong for out-of-place and in-place), every result checked. Run it
 // under a launcher, e.g.  gradring-run --nproc-per-node 2 bench_allreduce -b 4K -e 32M
-// or for MPI:  mpirun -np 2 bench_allreduce --backend mpi.
+// or for MPI:  mpirun -np 2 bench_allreduce --backend mpi; --backend nccl puts each rank's
+// buffers on GPU cuda:LOCAL_RANK.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <gradring/gradring.h>
 #include <nlohmann/json.hpp>
 
 #include "common/cli.h"
 #include "distributed/init.h"
+#ifdef GRADRING_WITH_NCCL
+#include "cuda_kernels/runtime.h"  // set_device: this rank's GPU becomes current
+#endif
 
 using namespace gr;
 using namespace gr::distributed;
@@ -78,8 +84,35 @@ Tensor expected(int64_t count, ScalarType t, int n, ReduceOp op) {
   return base * factor;
 }
 
+// The device of this rank's buffers: the CPU, or for nccl cuda:LOCAL_RANK (made current).
+// Fails with what is missing when the build has no NCCL or the machine no GPU for this rank.
+Device select_device(const std::string& backend) {
+  if (backend != "nccl") return Device(kCPU);
+  const std::vector<std::string> names = registered_backends();
+  GR_CHECK(std::find(names.begin(), names.end(), "nccl") != names.end(),
+           "--backend nccl: this build has no NCCL backend (it needs the CUDA backend and NCCL: configure with "
+           "-DGRADRING_CUDA=ON -DGRADRING_NCCL=ON)");
+  const int devices = cuda_device_count();
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  GR_CHECK(devices > 0, "--backend nccl: no CUDA device is visible (CUDA_VISIBLE_DEVICES=",
+           visible ? visible : "(not set)", ")");
+  const char* local_env = std::getenv("LOCAL_RANK");
+  const int local = local_env ? std::atoi(local_env) : 0;
+  GR_CHECK(local >= 0 && local < devices, "--backend nccl: LOCAL_RANK ", local, " but ", devices,
+           " CUDA device(s) visible: run at most one rank per GPU");
+#ifdef GRADRING_WITH_NCCL
+  cuda::set_device(local);
+#endif
+  return Device(kCUDA, local);
+}
+
+// A one-element tensor on `device` (float64 on the CPU; float32 on a GPU, which has no float64).
+Tensor scalar_on(double v, Device device) {
+  return device.is_cpu() ? scalar_tensor(v, kFloat64) : scalar_tensor(v, kFloat32).to(device);
+}
+
 int64_t count_wrong(const Tensor& got, const Tensor& want) {
-  Tensor g = got.to(kFloat64);
+  Tensor g = got.to(Device(kCPU)).to(kFloat64);
   Tensor tol = want.abs() * 1e-2 + 1e-6;  // bfloat16 sums round
   return (g - want).abs().gt(tol).sum().item<int64_t>();
 }
@@ -104,17 +137,18 @@ Result run(ProcessGroup& pg, const Tensor& input, bool in_place, ReduceOp op, co
   auto start = Clock::now();
   WorkPtr last;
   for (int i = 0; i < o.iters; ++i) last = once();
-  last->wait();
+  last->synchronize();  // on NCCL wait() only orders streams; the clock needs the host to wait
   double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / o.iters;
-  Tensor t = scalar_tensor(us, kFloat64);
+  const Device device = input.device();
+  Tensor t = scalar_on(us, device);
   pg.allreduce(t, ReduceOp::Max)->wait();
-  Result r{t.item<double>(), 0};
+  Result r{t.to(Device(kCPU)).item<double>(), 0};
   if (o.check) {
     buf.copy_(input);
     pg.allreduce(buf, op)->wait();
-    Tensor w = scalar_tensor(count_wrong(buf, want), kInt64);
+    Tensor w = scalar_tensor(count_wrong(buf, want), kInt64).to(device);
     pg.allreduce(w, ReduceOp::Sum)->wait();
-    r.wrong = w.item<int64_t>();
+    r.wrong = w.to(Device(kCPU)).item<int64_t>();
   }
   return r;
 }
@@ -134,10 +168,11 @@ int main(int argc, char** argv) {
   app.add_option("-n,--iters", o.iters, "timed iterations per size")->capture_default_str()->check(apps::positive());
   app.add_option("-w,--warmup_iters", o.warmup, "untimed iterations first")->capture_default_str()->check(apps::non_negative());
   app.add_option("-c,--check", o.check, "check every result (1) or not (0)")->capture_default_str();
-  app.add_option("--backend", o.backend, "gloo, mpi (or nccl in CUDA builds)")->capture_default_str();
+  app.add_option("--backend", o.backend, "gloo, mpi, nccl (CUDA builds with NCCL; one GPU per rank)")->capture_default_str();
   app.add_flag("--json", o.json, "print the rows as one JSON object on the last line (rank 0)");
   CLI11_PARSE(app, argc, argv);
   try {
+    const Device device = select_device(o.backend);
     InitOptions init;
     init.backend = o.backend;
     init.timeout = std::chrono::minutes(5);
@@ -145,6 +180,7 @@ int main(int argc, char** argv) {
     const ScalarType dtype = parse_dtype(o.dtype);
     const ReduceOp op = parse_op(o.op);
     GR_CHECK(!(op == ReduceOp::Avg && dtype == kInt64), "avg needs a floating point dtype");
+    GR_CHECK(device.is_cpu() || dtype != kFloat64, "--datatype double: float64 is CPU-only; use float on ", device);
     const int64_t lo = parse_size(o.min_bytes), hi = parse_size(o.max_bytes);
     GR_CHECK(lo > 0 && lo <= hi, "need 0 < minbytes <= maxbytes, got ", lo, " and ", hi);
     const int n = pg->size();
@@ -168,7 +204,7 @@ int main(int argc, char** argv) {
     for (int64_t bytes : sizes) {
       int64_t count = std::max<int64_t>(1, bytes / static_cast<int64_t>(element_size(dtype)));
       int64_t size = count * static_cast<int64_t>(element_size(dtype));
-      Tensor input = make_input(count, dtype, pg->rank());
+      Tensor input = make_input(count, dtype, pg->rank()).to(device);
       Tensor want = expected(count, dtype, n, op);
       Result oop = run(*pg, input, false, op, o, want), ip = run(*pg, input, true, op, o, want);
       double algbw_o = size / oop.us / 1e3, algbw_i = size / ip.us / 1e3;

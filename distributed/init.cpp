@@ -149,6 +149,9 @@ static Backend find_backend(const std::string& name) {
   if (it != backends().end()) return it->second;
   std::string known;
   for (const auto& [n, b] : backends()) known += (known.empty() ? "" : ", ") + n;
+  GR_CHECK(name != "nccl", "init_process_group: backend 'nccl' is not in this build (this build has: ", known,
+           "); it needs the CUDA backend and NCCL 2.14+: configure with -DGRADRING_CUDA=ON -DGRADRING_NCCL=ON "
+           "(NCCL_ROOT for a non-standard install)");
   GR_ERROR("init_process_group: unknown backend '", name, "' (this build has: ", known, ")");
 }
 

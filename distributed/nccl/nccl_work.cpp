@@ -1,0 +1,134 @@
+// NCCLWork: stream-ordered wait, host synchronize, and the once-only finish shared by the
+// caller and the watchdog (Note [NCCL work completion]); the group's Health.
+#include "distributed/nccl/nccl_work.h"
+
+#include <thread>
+
+#include "core/error.h"
+#include "cuda_kernels/cuda_check.h"
+#include "cuda_kernels/runtime.h"
+#include "distributed/nccl/nccl_watchdog.h"
+
+namespace gr::distributed::nccl {
+
+namespace {
+// A synchronize() whose event never completes gives up this long after the group's timeout
+// (by then the watchdog should have aborted the communicator; this only guards against a
+// watchdog that cannot run).
+constexpr std::chrono::milliseconds kSynchronizeSlack{30000};
+}  // namespace
+
+bool Health::fail(const std::string& message) {
+  std::lock_guard lock(mutex_);
+  if (failed_.load()) return false;
+  message_ = message;
+  failed_.store(true);
+  return true;
+}
+
+std::exception_ptr Health::failure() const {
+  std::lock_guard lock(mutex_);
+  if (!failed_.load()) return nullptr;
+  try {
+    GR_ERROR(message_);
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
+void Health::throw_if_failed(const std::string& what) const {
+  if (!failed_.load()) return;
+  std::lock_guard lock(mutex_);
+  GR_ERROR(what, ": the process group failed earlier and cannot be used any more: ", message_);
+}
+
+NCCLWork::NCCLWork(std::string description, int device, bool blocking, std::chrono::milliseconds timeout,
+                   std::shared_ptr<Health> health, std::weak_ptr<Watchdog> watchdog)
+    : Work(std::move(description)),
+      device_(device),
+      blocking_(blocking),
+      timeout_(timeout),
+      issued_at_(std::chrono::steady_clock::now()),
+      health_(std::move(health)),
+      watchdog_(std::move(watchdog)) {
+  GR_CUDA_CHECK(cudaEventCreateWithFlags(&end_, cudaEventDisableTiming));
+}
+
+NCCLWork::~NCCLWork() {
+  // Destroying an event that a stream still waits on is allowed (released when done).
+  if (end_) cudaEventDestroy(end_);
+  if (after_callbacks_) cudaEventDestroy(after_callbacks_);
+}
+
+void NCCLWork::order_current_stream_after(cudaEvent_t event) {
+  cuda::DeviceGuard guard(device_);
+  GR_CUDA_CHECK(cudaStreamWaitEvent(cuda::current_stream(), event, 0));
+}
+
+void NCCLWork::wait(std::chrono::milliseconds timeout) {
+  if (blocking_) synchronize();
+  else stream_wait(timeout);
+}
+
+void NCCLWork::stream_wait(std::chrono::milliseconds timeout) {
+  if (claim()) {
+    // Not finished by the watchdog yet: order this thread's stream after the collective,
+    // then finish here, so callbacks queue their kernels behind that wait.
+    if (std::exception_ptr failure = health_->failure()) {
+      finish(failure);
+    } else {
+      order_current_stream_after(end_);
+      finish();
+    }
+    Work::wait();  // completed now: rethrows the failure or a callback's error
+    return;
+  }
+  // The watchdog claimed it: its finish() is quick (callbacks only queue work), so this host
+  // wait is short; it rethrows a failure.
+  Work::wait(timeout);
+  order_current_stream_after(after_callbacks_ ? after_callbacks_ : end_);
+}
+
+void NCCLWork::host_wait_for_gpu() {
+  const auto limit = issued_at_ + timeout_ + kSynchronizeSlack;
+  for (int spins = 0;; ++spins) {
+    if (health_->failed()) return;  // the communicator was aborted; wait() raises the error
+    const cudaError_t state = cudaEventQuery(end_);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) GR_CUDA_CHECK(state);
+    GR_CHECK(timeout_.count() <= 0 || std::chrono::steady_clock::now() < limit, description(),
+             ": not completed after ", (timeout_ + kSynchronizeSlack).count(),
+             " ms and the watchdog did not abort it (a peer may have died or be stuck)");
+    if (spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(spins > 4096 ? 1000 : 20));
+  }
+}
+
+void NCCLWork::synchronize() {
+  host_wait_for_gpu();
+  // Finish every work of the group that has completed (those issued earlier included), so
+  // is_completed() holds for them when this returns.
+  if (std::shared_ptr<Watchdog> w = watchdog_.lock()) w->poll();
+  stream_wait(timeout_);
+}
+
+void NCCLWork::finish_completed(cudaStream_t stream) {
+  if (!claim()) return;
+  cuda::set_current_stream(stream);
+  then([this, stream] {
+    cudaEvent_t event = nullptr;
+    GR_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    after_callbacks_ = event;
+    GR_CUDA_CHECK(cudaEventRecord(event, stream));
+  });
+  finish();
+  cuda::set_current_stream(nullptr);
+}
+
+void NCCLWork::finish_failed(std::exception_ptr error, cudaStream_t stream) {
+  if (!claim()) return;
+  cuda::set_current_stream(stream);
+  finish(error);
+  cuda::set_current_stream(nullptr);
+}
+
+}  // namespace gr::distributed::nccl

@@ -1,0 +1,302 @@
+// ProcessGroupNCCL: the communicator and stream set-up, one NCCL call per collective issued
+// on the communication stream, and the "nccl" backend registration.
+#include "distributed/nccl/process_group_nccl.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/factory.h"
+#include "core/version.h"
+#include "cuda_kernels/cuda_check.h"
+#include "cuda_kernels/runtime.h"
+#include "distributed/init.h"
+#include "distributed/nccl/nccl_comm.h"
+#include "distributed/nccl/nccl_utils.h"
+#include "distributed/nccl/nccl_watchdog.h"
+#include "distributed/nccl/nccl_work.h"
+
+namespace gr::distributed {
+
+namespace {
+
+// Where rank 0 leaves the NCCL unique id, inside the group's store namespace.
+constexpr const char* kUniqueIdKey = "nccl/unique_id";
+// How long the destructor waits for collectives still in flight before aborting them.
+constexpr std::chrono::milliseconds kDrainLimit{60000};
+
+size_t count_of(const Tensor& t) { return static_cast<size_t>(t.numel()); }
+
+// Whether tensors[r] (r = 0..n-1, equal byte sizes) lie back to back from tensors[0], so a
+// collective can use them as one buffer without copies.
+bool back_to_back(const std::vector<Tensor>& ts) {
+  const char* base = static_cast<const char*>(ts[0].data_ptr());
+  for (size_t r = 0; r < ts.size(); ++r)
+    if (static_cast<const char*>(ts[r].data_ptr()) != base + r * ts[0].nbytes()) return false;
+  return true;
+}
+
+const char* visible_devices() {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  return v ? v : "(not set)";
+}
+
+}  // namespace
+
+ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<Store> store, int rank, int size, const NCCLOptions& options)
+    : ProcessGroup(rank, size), store_(std::move(store)) {
+  GR_CHECK(store_ != nullptr, "nccl: a store is needed for the rendezvous (rank 0's NCCL unique id)");
+  timeout_ = options.timeout;
+  const int devices = cuda_device_count();
+  GR_CHECK(devices > 0, "nccl: rank ", rank, " of ", size, " sees no CUDA device (CUDA_VISIBLE_DEVICES=",
+           visible_devices(), "); the nccl backend needs one GPU per process. Use the gloo backend for CPU tensors.");
+  GR_CHECK(options.device_id < devices, "nccl: device_id ", options.device_id, " is not a CUDA device (", devices,
+           " visible)");
+  health_ = std::make_shared<nccl::Health>();
+  watchdog_ = std::make_shared<nccl::Watchdog>(rank, size, health_);
+  if (options.device_id >= 0) {
+    std::lock_guard lock(mutex_);
+    ensure_comm(options.device_id);
+  }
+}
+
+ProcessGroupNCCL::~ProcessGroupNCCL() {
+  if (!comm_) {
+    watchdog_->stop();
+    return;
+  }
+  // At process exit the CUDA runtime may already be unloading: touch nothing then.
+  const cudaError_t probe = cudaStreamQuery(stream_);
+  if (probe == cudaErrorCudartUnloading || probe == cudaErrorContextIsDestroyed) {
+    cudaGetLastError();
+    watchdog_->stop();
+    comm_->leak();
+    return;
+  }
+  const bool drained = watchdog_->drain(std::min(timeout_, kDrainLimit));
+  if (!drained)
+    watchdog_->fail(detail::str_cat("nccl on rank ", rank_, " of ", size_,
+                                    ": the process group was destroyed with collectives still in flight"));
+  watchdog_->stop();
+  comm_.reset();  // finalize and destroy (or nothing after an abort)
+  cudaEventDestroy(ready_);
+  cudaStreamDestroy(stream_);
+}
+
+int ProcessGroupNCCL::device() const {
+  std::lock_guard lock(mutex_);
+  return device_;
+}
+
+size_t ProcessGroupNCCL::in_flight() const { return watchdog_->in_flight(); }
+
+void ProcessGroupNCCL::ensure_comm(int device) {
+  if (comm_) {
+    GR_CHECK(device == device_, "nccl on rank ", rank_, ": this group uses cuda:", device_, ", not cuda:", device);
+    return;
+  }
+  const int devices = cuda_device_count();
+  GR_CHECK(device >= 0 && device < devices, "nccl on rank ", rank_, ": no CUDA device ", device, " (", devices,
+           " visible)");
+  cuda::DeviceGuard guard(device);
+  auto comm = std::make_shared<nccl::Comm>(*store_, kUniqueIdKey, rank_, size_, device, timeout_);
+  int least = 0, greatest = 0;
+  GR_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  // Communication gets the highest priority, so it is not starved by the compute kernels it
+  // overlaps with.
+  GR_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
+  GR_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+  barrier_buffer_ = zeros({1}, TensorOptions(kFloat32).device(Device(kCUDA, device)));
+  comm_ = std::move(comm);
+  device_ = device;
+  watchdog_->start(comm_, stream_, device_);
+}
+
+std::string ProcessGroupNCCL::describe(const char* op, const Tensor& t, const char* detail) {
+  std::ostringstream out;
+  out << "nccl " << op;
+  if (detail) out << " (" << detail << ")";
+  if (t.defined()) out << " " << t.scalar_type() << " " << t.sizes();
+  out << " #" << sequence_++ << " on rank " << rank_;
+  return out.str();
+}
+
+WorkPtr ProcessGroupNCCL::issue(const std::string& description, int device, std::vector<Tensor> outputs,
+                                std::vector<Tensor> keep_alive, const Body& body, bool blocking_wait) {
+  std::lock_guard lock(mutex_);
+  health_->throw_if_failed(description);
+  if (device < 0) device = device_ >= 0 ? device_ : cuda::current_device();
+  ensure_comm(device);
+  comm_->set_timeout(timeout_);
+  cuda::DeviceGuard guard(device_);
+  auto work = std::make_shared<nccl::NCCLWork>(description, device_, blocking_wait, timeout_, health_, watchdog_);
+  work->set_result(outputs);
+  keep_alive.insert(keep_alive.end(), outputs.begin(), outputs.end());
+  // Everything the caller queued so far (e.g. the kernels producing the inputs) runs first.
+  GR_CUDA_CHECK(cudaEventRecord(ready_, cuda::current_stream()));
+  GR_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_, 0));
+  try {
+    body(stream_, keep_alive);
+  } catch (const gr::Error& e) {
+    // A failed NCCL call leaves the communicator unusable (and peers possibly waiting in
+    // the same collective): fail the group so every rank's watchdog and callers see it.
+    watchdog_->fail(detail::str_cat(description, ": ", e.message()));
+    throw;
+  }
+  GR_CUDA_CHECK(cudaEventRecord(work->end_event(), stream_));
+  watchdog_->add(work, std::move(keep_alive));
+  return work;
+}
+
+WorkPtr ProcessGroupNCCL::allreduce(Tensor& tensor, ReduceOp op) {
+  nccl::check_tensor(tensor, device(), "allreduce", rank_);
+  const ncclRedOp_t red = nccl::to_nccl(op, tensor.scalar_type(), "allreduce", rank_);
+  Tensor t = tensor;
+  return issue(describe("allreduce", t, reduce_op_name(op)), device_of(t), {t}, {},
+               [&](cudaStream_t s, std::vector<Tensor>&) {
+                 GR_NCCL_CALL(*comm_, ncclAllReduce(t.data_ptr(), t.data_ptr(), count_of(t),
+                                                    nccl::to_nccl(t.scalar_type()), red, comm_->get(), s));
+               });
+}
+
+WorkPtr ProcessGroupNCCL::allreduce_coalesced(std::vector<Tensor>& tensors, ReduceOp op) {
+  nccl::check_tensors(tensors, device(), "allreduce_coalesced", rank_, /*same_shape=*/false);
+  std::vector<ncclRedOp_t> reds;
+  for (const Tensor& t : tensors) reds.push_back(nccl::to_nccl(op, t.scalar_type(), "allreduce_coalesced", rank_));
+  std::vector<Tensor> ts = tensors;
+  return issue(describe("allreduce_coalesced", ts[0], reduce_op_name(op)), device_of(ts[0]), ts, {},
+               [&](cudaStream_t s, std::vector<Tensor>&) {
+                 // One group call: NCCL fuses the launches of the whole list.
+                 GR_NCCL_CALL(*comm_, ncclGroupStart());
+                 try {
+                   for (size_t i = 0; i < ts.size(); ++i)
+                     GR_NCCL_CALL(*comm_, ncclAllReduce(ts[i].data_ptr(), ts[i].data_ptr(), count_of(ts[i]),
+                                                        nccl::to_nccl(ts[i].scalar_type()), reds[i], comm_->get(), s));
+                 } catch (...) {
+                   ncclGroupEnd();  // close the group; the error above is the one to report
+                   throw;
+                 }
+                 GR_NCCL_CALL(*comm_, ncclGroupEnd());
+               });
+}
+
+WorkPtr ProcessGroupNCCL::broadcast(Tensor& tensor, int root) {
+  nccl::check_tensor(tensor, device(), "broadcast", rank_);
+  check_rank(root, "root", "broadcast");
+  Tensor t = tensor;
+  return issue(describe("broadcast", t), device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+    GR_NCCL_CALL(*comm_, ncclBroadcast(t.data_ptr(), t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), root,
+                                       comm_->get(), s));
+  });
+}
+
+WorkPtr ProcessGroupNCCL::reduce(Tensor& tensor, int root, ReduceOp op) {
+  nccl::check_tensor(tensor, device(), "reduce", rank_);
+  check_rank(root, "root", "reduce");
+  const ncclRedOp_t red = nccl::to_nccl(op, tensor.scalar_type(), "reduce", rank_);
+  Tensor t = tensor;
+  return issue(describe("reduce", t, reduce_op_name(op)), device_of(t), {t}, {},
+               [&](cudaStream_t s, std::vector<Tensor>&) {
+                 GR_NCCL_CALL(*comm_, ncclReduce(t.data_ptr(), t.data_ptr(), count_of(t),
+                                                 nccl::to_nccl(t.scalar_type()), red, root, comm_->get(), s));
+               });
+}
+
+WorkPtr ProcessGroupNCCL::allgather(std::vector<Tensor>& outputs, const Tensor& input) {
+  const int dev = device();
+  nccl::check_tensor(input, dev, "allgather", rank_);
+  GR_CHECK(static_cast<int>(outputs.size()) == size_, "nccl allgather on rank ", rank_, ": expected ", size_,
+           " output tensors, got ", outputs.size());
+  nccl::check_tensors(outputs, dev < 0 ? input.device().index : dev, "allgather", rank_, /*same_shape=*/true);
+  GR_CHECK(outputs[0].sizes() == input.sizes() && outputs[0].scalar_type() == input.scalar_type(),
+           "nccl allgather on rank ", rank_, ": every output must have the input's shape ", input.sizes(),
+           " and dtype ", input.scalar_type(), ", got ", outputs[0].scalar_type(), " ", outputs[0].sizes());
+  std::vector<Tensor> outs = outputs;
+  Tensor in = input;
+  return issue(describe("allgather", in), device_of(in), outs, {in}, [&](cudaStream_t s, std::vector<Tensor>& keep) {
+    const size_t bytes = in.nbytes();
+    if (back_to_back(outs)) {  // e.g. views of one flat buffer: gather straight into it
+      GR_NCCL_CALL(*comm_, ncclAllGather(in.data_ptr(), outs[0].data_ptr(), count_of(in),
+                                         nccl::to_nccl(in.scalar_type()), comm_->get(), s));
+      return;
+    }
+    Tensor flat = empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
+    keep.push_back(flat);
+    GR_NCCL_CALL(*comm_, ncclAllGather(in.data_ptr(), flat.data_ptr(), count_of(in), nccl::to_nccl(in.scalar_type()),
+                                       comm_->get(), s));
+    const char* src = static_cast<const char*>(flat.data_ptr());
+    for (int r = 0; r < size_; ++r)
+      GR_CUDA_CHECK(cudaMemcpyAsync(outs[r].data_ptr(), src + r * bytes, bytes, cudaMemcpyDeviceToDevice, s));
+  });
+}
+
+WorkPtr ProcessGroupNCCL::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
+  const int dev = device();
+  nccl::check_tensor(output, dev, "reduce_scatter", rank_);
+  const ncclRedOp_t red = nccl::to_nccl(op, output.scalar_type(), "reduce_scatter", rank_);
+  GR_CHECK(static_cast<int>(inputs.size()) == size_, "nccl reduce_scatter on rank ", rank_, ": expected ", size_,
+           " input tensors, got ", inputs.size());
+  nccl::check_tensors(inputs, dev < 0 ? output.device().index : dev, "reduce_scatter", rank_, /*same_shape=*/true);
+  GR_CHECK(inputs[0].sizes() == output.sizes() && inputs[0].scalar_type() == output.scalar_type(),
+           "nccl reduce_scatter on rank ", rank_, ": every input must have the output's shape ", output.sizes(),
+           " and dtype ", output.scalar_type(), ", got ", inputs[0].scalar_type(), " ", inputs[0].sizes());
+  Tensor out = output;
+  std::vector<Tensor> ins = inputs;
+  return issue(describe("reduce_scatter", out, reduce_op_name(op)), device_of(out), {out}, ins,
+               [&](cudaStream_t s, std::vector<Tensor>& keep) {
+                 const ncclDataType_t type = nccl::to_nccl(out.scalar_type());
+                 if (back_to_back(ins)) {
+                   GR_NCCL_CALL(*comm_, ncclReduceScatter(ins[0].data_ptr(), out.data_ptr(), count_of(out), type, red,
+                                                          comm_->get(), s));
+                   return;
+                 }
+                 const size_t bytes = out.nbytes();
+                 Tensor flat = empty({static_cast<int64_t>(size_) * out.numel()}, out.options());
+                 keep.push_back(flat);
+                 char* dst = static_cast<char*>(flat.data_ptr());
+                 for (int r = 0; r < size_; ++r)
+                   GR_CUDA_CHECK(cudaMemcpyAsync(dst + r * bytes, ins[r].data_ptr(), bytes, cudaMemcpyDeviceToDevice, s));
+                 GR_NCCL_CALL(*comm_,
+                              ncclReduceScatter(flat.data_ptr(), out.data_ptr(), count_of(out), type, red, comm_->get(), s));
+               });
+}
+
+WorkPtr ProcessGroupNCCL::barrier() {
+  return issue(describe("barrier", Tensor()), -1, {}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+    GR_NCCL_CALL(*comm_, ncclAllReduce(barrier_buffer_.data_ptr(), barrier_buffer_.data_ptr(), 1, ncclFloat32, ncclSum,
+                                       comm_->get(), s));
+  }, /*blocking_wait=*/true);
+}
+
+WorkPtr ProcessGroupNCCL::send(const Tensor& tensor, int dst, int tag) {
+  nccl::check_tensor(tensor, device(), "send", rank_);
+  check_rank(dst, "destination", "send");
+  GR_CHECK(dst != rank_, "nccl send: rank ", rank_, " cannot send to itself");
+  Tensor t = tensor;
+  return issue(describe("send", t), device_of(t), {}, {t}, [&](cudaStream_t s, std::vector<Tensor>&) {
+    GR_NCCL_CALL(*comm_, ncclSend(t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), dst, comm_->get(), s));
+  });
+}
+
+WorkPtr ProcessGroupNCCL::recv(Tensor& tensor, int src, int tag) {
+  nccl::check_tensor(tensor, device(), "recv", rank_);
+  check_rank(src, "source", "recv");
+  GR_CHECK(src != rank_, "nccl recv: rank ", rank_, " cannot receive from itself");
+  Tensor t = tensor;
+  return issue(describe("recv", t), device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+    GR_NCCL_CALL(*comm_, ncclRecv(t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), src, comm_->get(), s));
+  });
+}
+
+// The "nccl" backend (CUDA builds with NCCL).
+static const bool kRegistered = [] {
+  register_backend("nccl", [](const BackendContext& ctx) -> ProcessGroupPtr {
+    if (ctx.rank < 0) return nullptr;  // not a member of this new_group
+    NCCLOptions o;
+    o.timeout = ctx.timeout;
+    return std::make_shared<ProcessGroupNCCL>(ctx.store, ctx.rank, ctx.size, o);
+  });
+  return true;
+}();
+
+}  // namespace gr::distributed

@@ -1,0 +1,97 @@
+// ProcessGroupNCCL: collectives on CUDA tensors with NCCL (as torch's nccl backend). One
+// communicator per group on one device, created from rank 0's unique id shared through the
+// Store, at the first collective (on its tensors' device) or at construction (device_id).
+// Collectives run on the group's own high-priority stream, ordered after the caller's
+// current stream by an event; Work::wait() orders the caller's stream after the collective
+// without blocking the host (Note [Work and streams], Note [NCCL work completion]). A
+// watchdog thread aborts the communicator when a collective outlives the timeout.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "distributed/process_group.h"
+#include "distributed/store.h"
+
+namespace gr::distributed {
+
+namespace nccl {
+class Comm;
+class Health;
+class Watchdog;
+}  // namespace nccl
+
+struct NCCLOptions {
+  // >= 0: create the communicator on cuda:device_id in the constructor (every rank's
+  // constructor then takes part in the rendezvous). -1: at the first collective, on the
+  // device of its tensors (barrier() first: the current device).
+  int device_id = -1;
+  std::chrono::milliseconds timeout{std::chrono::minutes(30)};
+};
+
+class ProcessGroupNCCL : public ProcessGroup {
+ public:
+  // Throws when no CUDA device is visible.
+  ProcessGroupNCCL(std::shared_ptr<Store> store, int rank, int size, const NCCLOptions& options = {});
+  // Waits (bounded) for collectives in flight, then finalizes the communicator (or aborts
+  // it when they do not finish).
+  ~ProcessGroupNCCL() override;
+
+  std::string backend_name() const override { return "nccl"; }
+  WorkPtr allreduce(Tensor& tensor, ReduceOp op) override;
+  WorkPtr broadcast(Tensor& tensor, int root) override;
+  WorkPtr allgather(std::vector<Tensor>& outputs, const Tensor& input) override;
+  WorkPtr reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override;
+  WorkPtr reduce(Tensor& tensor, int root, ReduceOp op) override;
+  // A one-element all-reduce; its wait() blocks the host until every rank got there and
+  // every collective issued before it on this group has completed.
+  WorkPtr barrier() override;
+  // NCCL matches the messages between two ranks in issue order: `tag` is not used.
+  WorkPtr send(const Tensor& tensor, int dst, int tag) override;
+  WorkPtr recv(Tensor& tensor, int src, int tag) override;
+
+  // All-reduces every tensor (any shapes, dtypes) in one NCCL group call (one launch, one
+  // Work), e.g. many small gradients.
+  WorkPtr allreduce_coalesced(std::vector<Tensor>& tensors, ReduceOp op = ReduceOp::Sum);
+
+  // The group's device, -1 before its communicator exists.
+  int device() const;
+  // The communication stream (null before the communicator exists).
+  cudaStream_t stream() const { return stream_; }
+  // Collectives issued and not yet seen complete by the watchdog.
+  size_t in_flight() const;
+
+ private:
+  using Body = std::function<void(cudaStream_t stream, std::vector<Tensor>& keep_alive)>;
+  // Issues one collective under the group's lock: creates the communicator if needed, orders
+  // the communication stream after the caller's stream, runs `body` (the NCCL calls), records
+  // the end event, and hands the work to the watchdog. `outputs` become Work::result();
+  // they, `keep_alive` (inputs) and what `body` adds to it (temporaries) live until the
+  // collective completed on the GPU.
+  WorkPtr issue(const std::string& description, int device, std::vector<Tensor> outputs,
+                std::vector<Tensor> keep_alive, const Body& body, bool blocking_wait = false);
+  void ensure_comm(int device);  // with mutex_ held
+  std::string describe(const char* op, const Tensor& t, const char* detail = nullptr);
+  // The device of a collective's tensors; -1 for none.
+  int device_of(const Tensor& t) const { return t.defined() ? t.device().index : -1; }
+
+  std::shared_ptr<Store> store_;
+  std::shared_ptr<nccl::Health> health_;
+  std::shared_ptr<nccl::Watchdog> watchdog_;
+  mutable std::mutex mutex_;  // issuing: one thread at a time talks to the communicator
+  std::shared_ptr<nccl::Comm> comm_;
+  int device_ = -1;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t ready_ = nullptr;  // recorded on the caller's stream before each collective
+  Tensor barrier_buffer_;
+  std::atomic<uint64_t> sequence_{0};  // collectives described, for their names
+};
+
+}  // namespace gr::distributed

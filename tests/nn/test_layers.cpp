@@ -127,3 +127,33 @@ TEST_CASE("init functions follow PyTorch's formulas") {
   Tensor v = empty({5});
   CHECK_THROWS_WITH_AS(nn::init::xavier_uniform_(v), doctest::Contains("fewer than 2 dimensions"), gr::Error);
 }
+
+TEST_CASE("wrong shapes into layers give an error naming the op and both shapes") {
+  manual_seed(0);
+  nn::Linear fc(8, 4);
+  std::string m = gr::test::error_of([&] { fc(zeros({2, 7})); });
+  INFO(m);
+  CHECK(m.find("[2, 7]") != std::string::npos);
+  CHECK(m.find("8") != std::string::npos);
+  nn::Conv2d conv(nn::Conv2dOptions(3, 8, 3));
+  m = gr::test::error_of([&] { conv(zeros({1, 4, 8, 8})); });
+  INFO(m);
+  CHECK(m.find("conv2d") != std::string::npos);
+  CHECK(m.find("[1, 4, 8, 8]") != std::string::npos);
+  m = gr::test::error_of([&] { conv(zeros({4, 8, 8})); });
+  INFO(m);
+  CHECK(m.find("conv2d") != std::string::npos);
+  m = gr::test::error_of([&] { conv(zeros({1, 3, 2, 2})); });  // smaller than the kernel
+  INFO(m);
+  CHECK(m.find("conv2d") != std::string::npos);
+  m = gr::test::error_of([&] { F::max_pool2d(zeros({1, 1, 1, 1}), F::MaxPool2dFuncOptions(2)); });
+  INFO(m);
+  CHECK(m.find("max_pool2d") != std::string::npos);
+  m = gr::test::error_of([&] { F::cross_entropy(zeros({4, 10}), zeros({3}, kInt64)); });
+  INFO(m);
+  CHECK(m.find("[4, 10]") != std::string::npos);
+  CHECK(m.find("[3]") != std::string::npos);
+  m = gr::test::error_of([&] { F::cross_entropy(zeros({4, 10}), full({4}, 10, kInt64)); });
+  INFO(m);
+  CHECK(m.find("10") != std::string::npos);
+}

@@ -14,7 +14,7 @@ namespace {
 // Reductions in double on both sides (different orders); the element-wise passes may fuse a
 // multiply-add on CUDA.
 Tol stat_tol(ScalarType t) { return t == kFloat32 ? Tol{1e-6, 1e-7} : Tol{1e-12, 1e-14}; }
-Tol elem_tol(ScalarType t) { return t == kFloat32 ? Tol{1e-5, 1e-6} : Tol{1e-12, 1e-13}; }
+Tol elem_tol(ScalarType t) { return t == kFloat32 ? Tol{1e-5, 5e-6} : Tol{1e-12, 1e-13}; }
 
 const std::vector<int64_t> kShapes[] = {
     {8, 16, 12, 12},  // planes of 144: the flat launch
@@ -39,14 +39,18 @@ TEST_SUITE("cuda") {
         std::ostringstream what;
         what << dtype_name(t) << " shape " << IntArrayRef(shape) << " ";
         const int64_t C = shape[1];
-        // A large common offset: the shift keeps the variance accurate on both devices.
-        Tensor x = random_tensor(shape, t, 800, 999, 1001), dy = random_tensor(shape, t, 801);
-        Tensor w = random_tensor({C}, t, 802, 0.5, 1.5), b = random_tensor({C}, t, 803);
+        // Statistics of data with a large common offset: the shift keeps the variance accurate
+        // on both devices.
+        Tensor far = random_tensor(shape, t, 800, 999, 1001);
         const double eps = 1e-5;
-        check_parity(what.str() + "mean", {x}, [&](const TensorList& v) { return N::batch_norm_stats(v[0], eps).first; },
+        check_parity(what.str() + "mean", {far}, [&](const TensorList& v) { return N::batch_norm_stats(v[0], eps).first; },
                      stat_tol(t));
-        check_parity(what.str() + "invstd", {x},
-                     [&](const TensorList& v) { return N::batch_norm_stats(v[0], eps).second; }, Tol{1e-5, 1e-7});
+        check_parity(what.str() + "invstd", {far},
+                     [&](const TensorList& v) { return N::batch_norm_stats(v[0], eps).second; }, stat_tol(t));
+        // The element-wise passes on data near 0: there, in * alpha + beta cancels little, so a
+        // multiply-add fused on one device only stays at the result's rounding.
+        Tensor x = random_tensor(shape, t, 806, 1, 5), dy = random_tensor(shape, t, 801);
+        Tensor w = random_tensor({C}, t, 802, 0.5, 1.5), b = random_tensor({C}, t, 803);
         for (bool affine : {true, false}) {
           const std::string a = affine ? "affine " : "";
           auto weight = [&](const TensorList& v) { return affine ? v[2] : Tensor(); };
@@ -66,7 +70,7 @@ TEST_SUITE("cuda") {
                                                     affine ? r.grad_bias : r.sum_dy};
                            return pieces[piece];
                          },
-                         Tol{1e-5, 1e-6});
+                         t == kFloat32 ? Tol{1e-5, 1e-5} : Tol{1e-12, 1e-12});
           }
           check_parity(what.str() + a + "backward_elemt", {x, dy, w, b},
                        [&](const TensorList& v) {
@@ -75,7 +79,7 @@ TEST_SUITE("cuda") {
                          return N::batch_norm_backward_elemt(v[1], v[0], mean, invstd, weight(v), r.sum_dy, r.sum_dy_xmu,
                                                              count_of(shape));
                        },
-                       Tol{1e-4, 1e-5});
+                       t == kFloat32 ? Tol{1e-4, 1e-5} : Tol{1e-11, 1e-12});
         }
         for (int which = 0; which < 2; ++which) {
           check_parity(what.str() + (which == 0 ? "running_mean" : "running_var"),
@@ -86,7 +90,7 @@ TEST_SUITE("cuda") {
                          N::batch_norm_update_stats(rm, rv, mean, invstd, 0.1, eps, count_of(shape));
                          return which == 0 ? rm : rv;
                        },
-                       Tol{1e-5, 1e-6});
+                       t == kFloat32 ? Tol{1e-5, 1e-6} : Tol{1e-12, 1e-13});
         }
       }
     }

@@ -12,7 +12,9 @@ namespace N = gr::native;
 namespace {
 // Sums in double on both sides, in different orders for the block kernel; exp/log differ by
 // an ulp or two between the CUDA and C libraries.
-Tol fwd_tol(ScalarType t) { return t == kFloat32 ? Tol{1e-6, 1e-7} : Tol{1e-13, 1e-15}; }
+// An ulp of log-sum-exp (up to about 16 here) shifts a whole log_softmax row: the absolute
+// term covers it.
+Tol fwd_tol(ScalarType t) { return t == kFloat32 ? Tol{1e-6, 2e-6} : Tol{1e-13, 4e-15}; }
 Tol bwd_tol(ScalarType t) { return t == kFloat32 ? Tol{1e-5, 1e-6} : Tol{1e-12, 1e-14}; }
 
 struct Case {

@@ -2,6 +2,8 @@
 // C = alpha * op(A) op(B) + beta * C). cuBLAS is column-major and a row-major matrix read
 // column-major is its transpose, so C^T = op(B)^T op(A)^T is computed: operands swapped,
 // M and N swapped, the transpose flags kept. Full FP32 math (no TF32), as on the CPU.
+// Also the batched contract (gemm_batched_stub) through cuBLAS's strided-batched GEMM.
+#include <algorithm>
 #include <climits>
 #include <type_traits>
 #include <unordered_map>
@@ -66,6 +68,38 @@ void gemm_typed(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, cons
     GR_CUBLAS_CHECK(cublasDgemm(h, op_b, op_a, m, n, k, &alpha, B, lb, A, la, &beta, C, lc));
 }
 
+// The batched contract: one cublas<t>gemmStridedBatched per at most INT_MAX products. Stride 0
+// for A or B is allowed (cuBLAS reads the same matrix for every product).
+template <class T>
+void gemm_batched_typed(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
+                        int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b, T beta, T* C, int64_t ldc,
+                        int64_t stride_c, int64_t batch) {
+  if (M == 0 || N == 0 || batch == 0) return;
+  GR_CHECK(batch == 1 || stride_c >= (M - 1) * ldc + N, "gemm_batched: the outputs of the products overlap (M = ", M,
+           ", N = ", N, ", ldc = ", ldc, ", stride_c = ", stride_c, ")");
+  const int m = checked_int(N, "N"), n = checked_int(M, "M"), k = checked_int(K, "K");
+  const int la = checked_int(lda, "lda"), lb = checked_int(ldb, "ldb"), lc = checked_int(ldc, "ldc");
+  cublasHandle_t h = cublas_handle();
+  if (k == 0) {  // rare: scale each C_i, as gemm does
+    for (int64_t i = 0; i < batch; ++i) scale_c(h, m, n, beta, C + i * stride_c, lc);
+    return;
+  }
+  const cublasOperation_t op_b = tb ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  for (int64_t i0 = 0; i0 < batch; i0 += INT_MAX) {
+    const int count = static_cast<int>(std::min<int64_t>(batch - i0, INT_MAX));
+    const T* a = A + i0 * stride_a;
+    const T* b = B + i0 * stride_b;
+    T* c = C + i0 * stride_c;
+    // Column-major, as in gemm_typed: C_i^T = op(B_i)^T op(A_i)^T.
+    if constexpr (std::is_same_v<T, float>)
+      GR_CUBLAS_CHECK(cublasSgemmStridedBatched(h, op_b, op_a, m, n, k, &alpha, b, lb, stride_b, a, la, stride_a,
+                                                &beta, c, lc, stride_c, count));
+    else
+      GR_CUBLAS_CHECK(cublasDgemmStridedBatched(h, op_b, op_a, m, n, k, &alpha, b, lb, stride_b, a, la, stride_a,
+                                                &beta, c, lc, stride_c, count));
+  }
+}
+
 void gemm_cuda(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
                int64_t lda, const void* B, int64_t ldb, double beta, void* C, int64_t ldc) {
   dispatch_floating(t, "gemm", [&]<class T>() {
@@ -74,8 +108,19 @@ void gemm_cuda(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, 
   });
 }
 
+void gemm_batched_cuda(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+                       int64_t lda, int64_t stride_a, const void* B, int64_t ldb, int64_t stride_b, double beta,
+                       void* C, int64_t ldc, int64_t stride_c, int64_t batch) {
+  dispatch_floating(t, "gemm_batched", [&]<class T>() {
+    gemm_batched_typed<T>(ta, tb, M, N, K, static_cast<T>(alpha), static_cast<const T*>(A), lda, stride_a,
+                          static_cast<const T*>(B), ldb, stride_b, static_cast<T>(beta), static_cast<T*>(C), ldc,
+                          stride_c, batch);
+  });
+}
+
 }  // namespace
 
 GR_REGISTER_KERNEL(native::gemm_stub, kCUDA, &gemm_cuda);
+GR_REGISTER_KERNEL(native::gemm_batched_stub, kCUDA, &gemm_batched_cuda);
 
 }  // namespace gr::cuda

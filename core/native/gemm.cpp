@@ -12,6 +12,7 @@
 namespace gr::native {
 
 GR_DEFINE_DISPATCH(GemmFn, gemm_stub);
+GR_DEFINE_DISPATCH(GemmBatchedFn, gemm_batched_stub);
 
 namespace {
 
@@ -60,6 +61,33 @@ void gemm_dispatch_cpu(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int
   });
 }
 
+void gemm_batched_cpu(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+                      int64_t lda, int64_t stride_a, const void* B, int64_t ldb, int64_t stride_b, double beta, void* C,
+                      int64_t ldc, int64_t stride_c, int64_t batch) {
+  if (M == 0 || N == 0 || batch == 0) return;
+  GR_CHECK(batch == 1 || stride_c >= (M - 1) * ldc + N, "gemm_batched: the outputs of the products overlap (M = ", M,
+           ", N = ", N, ", ldc = ", ldc, ", stride_c = ", stride_c, ")");
+  dispatch_floating(t, "gemm_batched", [&]<class T>() {
+    const T* a = static_cast<const T*>(A);
+    const T* b = static_cast<const T*>(B);
+    T* c = static_cast<T*>(C);
+    auto one = [&](int64_t i) {
+      gemm_any<T>(ta, tb, M, N, K, static_cast<T>(alpha), a + i * stride_a, lda, b + i * stride_b, ldb,
+                  static_cast<T>(beta), c + i * stride_c, ldc);
+    };
+    // Many small products: one thread per product; few large ones: GEMM threads inside.
+    // A thread gets at least ~64K multiply-adds: waking one costs microseconds.
+    if (batch >= get_num_threads() && M * N * K < (1 << 21)) {
+      const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(M * N * K, 1));
+      parallel_for(0, batch, grain, [&](int64_t b0, int64_t b1) {
+        for (int64_t i = b0; i < b1; ++i) one(i);
+      });
+    } else {
+      for (int64_t i = 0; i < batch; ++i) one(i);
+    }
+  });
+}
+
 // How a 2-D strided matrix is handed to gemm: its data, whether it is transposed, its ld.
 struct GemmOperand {
   Tensor keep;  // owns a contiguous copy when one was needed
@@ -96,6 +124,7 @@ void check_matmul_args(const Tensor& a, const Tensor& b, const char* op) {
 }  // namespace
 
 GR_REGISTER_KERNEL(gemm_stub, kCPU, &gemm_dispatch_cpu);
+GR_REGISTER_KERNEL(gemm_batched_stub, kCPU, &gemm_batched_cpu);
 
 void gemm_cpu(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
               const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
@@ -146,25 +175,9 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   };
   auto [at, A] = operand(a);
   auto [bt, B] = operand(b);
-  const size_t es = a.element_size();
-  const char* pa = static_cast<const char*>(A.data);
-  const char* pb = static_cast<const char*>(B.data);
-  char* pc = static_cast<char*>(out.data_ptr());
-  const int64_t sa = at.stride(0), sb = bt.stride(0);
-  auto one = [&](int64_t i) {
-    gemm_stub(a.device().type, a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, pa + i * sa * es, A.ld,
-              pb + i * sb * es, B.ld, 0.0, pc + i * M * N * es, std::max<int64_t>(N, 1));
-  };
-  // Many small products: one thread per product; few large ones: GEMM threads inside.
-  // A thread gets at least ~64K multiply-adds: waking one costs microseconds.
-  if (a.is_cpu() && batch >= get_num_threads() && M * N * K < (1 << 21)) {
-    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(M * N * K, 1));
-    parallel_for(0, batch, grain, [&](int64_t b0, int64_t b1) {
-      for (int64_t i = b0; i < b1; ++i) one(i);
-    });
-  } else {
-    for (int64_t i = 0; i < batch; ++i) one(i);
-  }
+  // A 3-D operand has one batch stride, so the whole batch is one strided-batched call.
+  gemm_batched_stub(a.device().type, a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, A.data, A.ld, at.stride(0),
+                    B.data, B.ld, bt.stride(0), 0.0, out.data_ptr(), std::max<int64_t>(N, 1), M * N, batch);
   return out;
 }
 

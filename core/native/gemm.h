@@ -14,6 +14,15 @@ using GemmFn = void (*)(ScalarType t, bool trans_a, bool trans_b, int64_t M, int
                         const void* A, int64_t lda, const void* B, int64_t ldb, double beta, void* C, int64_t ldc);
 GR_DECLARE_DISPATCH(GemmFn, gemm_stub);
 
+// `batch` products of the gemm_stub contract at once: C_i = alpha * op(A_i) op(B_i) + beta * C_i
+// with X_i = X + i * stride_x (in elements). A stride of 0 makes every product read the
+// same A (or B); the C_i must not overlap. CPU: gemm per product (threads across products
+// when they are many and small); CUDA: cuBLAS strided-batched GEMM, one launch.
+using GemmBatchedFn = void (*)(ScalarType t, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                               double alpha, const void* A, int64_t lda, int64_t stride_a, const void* B, int64_t ldb,
+                               int64_t stride_b, double beta, void* C, int64_t ldc, int64_t stride_c, int64_t batch);
+GR_DECLARE_DISPATCH(GemmBatchedFn, gemm_batched_stub);
+
 // Typed CPU entry points (used directly by CPU kernels such as conv2d).
 void gemm_cpu(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
               const float* B, int64_t ldb, float beta, float* C, int64_t ldc);

@@ -8,22 +8,12 @@
 #include <immintrin.h>
 #endif
 
+#include "core/native/conv2d_index.h"
 #include "core/parallel.h"
 
 namespace gr::native {
 
 namespace {
-
-// The output indices o in [0, n_out) whose input index o * stride + offset lies in [0, size).
-struct ValidRange {
-  int64_t lo, hi;
-};
-ValidRange valid_range(int64_t offset, int64_t stride, int64_t size, int64_t n_out) {
-  int64_t lo = offset < 0 ? (-offset + stride - 1) / stride : 0;
-  int64_t hi = size - 1 - offset >= 0 ? (size - 1 - offset) / stride + 1 : 0;
-  hi = std::min(hi, n_out);
-  return {std::min(lo, hi), hi};
-}
 
 // dst[0, n) = src[0, n) and dst[0, n) += src[0, n) for the short rows of a convolution
 // window (often fewer than 16 elements): AVX-512 masked moves where available.
@@ -76,8 +66,8 @@ void im2col(const Conv2dArgs& a, const T* input, int64_t n0, int64_t nb, int64_t
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t c = r / KK, i = (r % KK) / a.kW, j = r % a.kW;
       const int64_t off_h = i * a.dil_h - a.pad_h, off_w = j * a.dil_w - a.pad_w;
-      const ValidRange hr = valid_range(off_h, a.stride_h, a.H, a.H_out);
-      const ValidRange wr = valid_range(off_w, a.stride_w, a.W, a.W_out);
+      const ConvValidRange hr = conv_valid_range(off_h, a.stride_h, a.H, a.H_out);
+      const ConvValidRange wr = conv_valid_range(off_w, a.stride_w, a.W, a.W_out);
       T* dst = cols + r * P;
       for (int64_t n = 0; n < nb; ++n) {
         const T* plane = input + ((n0 + n) * a.C_in + c0 + c) * HW;
@@ -109,10 +99,10 @@ void col2im_add(const Conv2dArgs& a, const T* cols, int64_t n0, int64_t nb, int6
       T* plane = grad_input + ((n0 + n) * a.C_in + c0 + c) * HW;
       for (int64_t i = 0; i < a.kH; ++i) {
         const int64_t off_h = i * a.dil_h - a.pad_h;
-        const ValidRange hr = valid_range(off_h, a.stride_h, a.H, a.H_out);
+        const ConvValidRange hr = conv_valid_range(off_h, a.stride_h, a.H, a.H_out);
         for (int64_t j = 0; j < a.kW; ++j) {
           const int64_t off_w = j * a.dil_w - a.pad_w;
-          const ValidRange wr = valid_range(off_w, a.stride_w, a.W, a.W_out);
+          const ConvValidRange wr = conv_valid_range(off_w, a.stride_w, a.W, a.W_out);
           const T* src = cols + (c * KK + i * a.kW + j) * P + n * L;
           for (int64_t ho = hr.lo; ho < hr.hi; ++ho) {
             const T* srow = src + ho * a.W_out;

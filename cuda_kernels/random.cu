@@ -2,9 +2,9 @@
 // offset + b of subsequence 0 giving elements [b * per_block, (b + 1) * per_block), exactly the
 // CPU's stream and random_block_values arithmetic, so uniform and integer fills are
 // bit-identical on both devices. Normal fills also go through each side's log/sin/cos in
-// double (CUDA's are within 2 ulp of glibc's): a float32 value differs from the CPU's only
-// when that double lands next to a rounding boundary (rarely, by 1 ulp); float64 values agree
-// to a few ulp.
+// double (CUDA's are accurate to 1-2 ulp, glibc's to under 1): a float32 value differs from
+// the CPU's only when that double lands next to a rounding boundary (rarely, by 1 ulp);
+// float64 values agree to a few ulp.
 #include "core/native/random.h"
 #include "core/philox.h"
 #include "cuda_kernels/cuda_check.h"

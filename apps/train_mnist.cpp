@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/cli.h"
+#include "common/device.h"
 #include "common/progress.h"
 #include "common/reference_cnn.h"
 #include "data/dataloader.h"
@@ -47,6 +48,7 @@ struct Options {
   bool sync_bn = false;
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // DDP's (torch's) defaults
   bool json = false;
+  std::string device = "cpu";  // cpu, cuda or cuda:N
 };
 
 constexpr double kMean = 0.2860, kStd = 0.3530;  // Fashion-MNIST training-set pixel statistics
@@ -56,6 +58,8 @@ struct Job {
   distributed::ProcessGroupPtr group;
   int rank = 0;
   int world = 1;
+  Device device;          // where the model and the batches live
+  Device collective_device;  // where the group's collectives take tensors (CUDA for NCCL)
   bool distributed() const { return group != nullptr; }
   bool leader() const { return rank == 0; }
 };
@@ -94,8 +98,9 @@ int resolve_threads(const Options& o, bool distributed) {
 std::vector<double> reduce(const Job& job, std::vector<double> values,
                            distributed::ReduceOp op = distributed::ReduceOp::Sum) {
   if (!job.distributed()) return values;
-  Tensor t = tensor(values, kFloat64);
+  Tensor t = tensor(values, kFloat64).to(job.collective_device);
   job.group->allreduce(t, op)->wait();
+  t = t.to(Device(kCPU));
   const double* p = t.data_ptr<double>();
   return std::vector<double>(p, p + values.size());
 }
@@ -113,8 +118,8 @@ double evaluate(const Job& job, nn::Module& net, Forward&& forward, std::shared_
     lo.sampler = std::make_shared<data::ShardSampler>(test->size(), job.world, job.rank);
     data::DataLoader loader(test, lo);
     for (data::Example& batch : loader.epoch(0)) {
-      Tensor logits = forward(batch.data);
-      correct += static_cast<double>(logits.argmax(1).eq(batch.target).sum().item<int64_t>());
+      Tensor logits = forward(batch.data.to(job.device));
+      correct += static_cast<double>(logits.argmax(1).eq(batch.target.to(job.device)).sum().item<int64_t>());
       total += static_cast<double>(batch.data.size(0));
     }
   }
@@ -131,6 +136,7 @@ int run(const Options& o, Job& job) {
 
   apps::ReferenceCNN model;
   if (o.sync_bn) distributed::convert_sync_batchnorm(*model, job.group);
+  model->to(job.device);  // before DDP (it broadcasts these tensors) and the optimizer (it holds them)
   // DDP broadcasts rank 0's parameters and buffers here, so every rank starts equal.
   std::unique_ptr<nn::parallel::DistributedDataParallel<apps::ReferenceCNNImpl>> ddp;
   if (job.distributed())
@@ -187,15 +193,16 @@ int run(const Options& o, Job& job) {
                         (kill_rank == nullptr || std::atoi(kill_rank) == job.rank);
 
   if (job.leader() && !o.json) {
+    const std::string where = job.device.is_cuda() ? job.device.str() : std::to_string(get_num_threads()) + " CPU thread(s)";
     if (job.distributed())
-      std::printf("training the reference CNN on %lld images (%s), %d ranks (%s%s), batch %lld per rank, %s, %d thread(s) per rank\n",
+      std::printf("training the reference CNN on %lld images (%s), %d ranks (%s%s), batch %lld per rank, %s, %s per rank\n",
                   static_cast<long long>(train->size()), o.data.c_str(), job.world, job.group->backend_name().c_str(),
                   o.sync_bn ? ", SyncBatchNorm" : "", static_cast<long long>(o.batch_size), o.optimizer.c_str(),
-                  get_num_threads());
+                  where.c_str());
     else
-      std::printf("training the reference CNN on %lld images (%s), batch %lld, %s, %d thread(s)\n",
+      std::printf("training the reference CNN on %lld images (%s), batch %lld, %s, %s\n",
                   static_cast<long long>(train->size()), o.data.c_str(), static_cast<long long>(o.batch_size),
-                  o.optimizer.c_str(), get_num_threads());
+                  o.optimizer.c_str(), where.c_str());
   }
   if (!o.profile.empty() || !o.trace.empty()) profiler::enable();
 
@@ -215,7 +222,7 @@ int run(const Options& o, Job& job) {
     // One training step; true when --max-steps is reached.
     auto train_step = [&](data::Example& batch) {
       optimizer->zero_grad();
-      Tensor loss = nll_loss(forward(batch.data), batch.target);
+      Tensor loss = nll_loss(forward(batch.data.to(job.device)), batch.target.to(job.device));
       loss.backward();
       optimizer->step();
       double l = loss.item<double>();
@@ -304,7 +311,8 @@ int run(const Options& o, Job& job) {
                         {"test_accuracy", accuracy},
                         {"images_per_sec", images_per_sec},
                         {"world_size", job.world},
-                        {"threads", get_num_threads()}};
+                        {"threads", get_num_threads()},
+                        {"device", job.device.str()}};
     if (job.distributed()) {
       j["backend"] = job.group->backend_name();
       j["sync_bn"] = o.sync_bn;
@@ -344,8 +352,12 @@ int main(int argc, char** argv) {
       ->needs(snapshot_opt);
   app.add_option("--profile", o.profile, "profile every step; print a table and write a Chrome trace here (rank 0's)");
   app.add_option("--trace", o.trace, "profile every step; each rank writes DIR/rank<r>.json (Chrome trace)");
-  app.add_option("--backend", o.backend, "process group when distributed: gloo (default) or mpi (under mpirun)")
-      ->check(CLI::IsMember({"gloo", "mpi"}));
+  app.add_option("--backend", o.backend,
+                 "process group when distributed: gloo (default on the CPU), nccl (default with --device cuda) or mpi (under mpirun)")
+      ->check(CLI::IsMember({"gloo", "nccl", "mpi"}));
+  app.add_option("--device", o.device,
+                 "cpu, cuda (each rank takes cuda:<local rank>) or cuda:N; without a CUDA device: a notice, then the CPU")
+      ->capture_default_str();
   app.add_option("--bucket-cap-mb", o.bucket_cap_mb, "DDP gradient bucket size (MiB)")->capture_default_str()->check(apps::positive());
   app.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb, "DDP's first bucket (the last layers' gradients, reduced first), MiB")
       ->capture_default_str()
@@ -365,8 +377,13 @@ int main(int argc, char** argv) {
   }
   Job job;
   try {
+    job.device = apps::pick_device(o.device, "train_mnist", env_int("LOCAL_RANK"));
+    std::string backend = o.backend;
+    if (backend.empty()) backend = job.device.is_cuda() ? "nccl" : "gloo";
+    GR_CHECK(backend != "nccl" || job.device.is_cuda(), "--backend nccl needs --device cuda (NCCL reduces CUDA tensors)");
+    job.collective_device = backend == "nccl" ? job.device : Device(kCPU);
     if (distributed) {
-      job.group = distributed::init_process_group(o.backend.empty() ? std::string("gloo") : o.backend);
+      job.group = distributed::init_process_group(backend);
       job.rank = job.group->rank();
       job.world = job.group->size();
     }

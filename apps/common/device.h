@@ -1,0 +1,33 @@
+// The apps' --device option: "cpu", "cuda" or "cuda:N", with the CPU (and a one-line notice)
+// when no CUDA device can be used, and one device per rank in distributed runs.
+#pragma once
+
+#include <gradring/core/device.h>
+#include <gradring/core/error.h>
+#include <gradring/core/version.h>
+
+#include <cstdio>
+#include <string>
+
+namespace gr::apps {
+
+// The device to run on. A bad spec throws gr::Error. "cuda" without an index picks
+// cuda:(local_rank % devices), so that each rank of a node gets its own GPU when there are
+// enough; "cuda:N" must exist. Without a usable device prints why, once, and returns the CPU.
+inline Device pick_device(const std::string& spec, const char* app, int local_rank = 0) {
+  Device requested(spec);  // "cpu", "cuda", "cuda:1"; anything else throws naming the spec
+  if (requested.is_cpu()) return requested;
+  const int count = cuda_device_count();
+  if (count == 0) {
+    std::fprintf(stderr, "%s: --device %s: %s; running on the CPU\n", app, spec.c_str(),
+                 built_with_cuda() ? "no CUDA device found" : "this build has no CUDA backend");
+    return Device(kCPU);
+  }
+  const bool indexed = spec.find(':') != std::string::npos;
+  if (!indexed) return Device(kCUDA, local_rank % count);
+  GR_CHECK(requested.index >= 0 && requested.index < count, app, ": --device ", spec, ": only ", count,
+           " CUDA device(s) are visible (cuda:0 to cuda:", count - 1, ")");
+  return requested;
+}
+
+}  // namespace gr::apps

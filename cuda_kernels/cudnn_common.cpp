@@ -56,40 +56,22 @@ cudnnDataType_t cudnn_data_type(ScalarType t, const char* op) {
 
 TensorDescriptor::TensorDescriptor(ScalarType t, int n, int c, int h, int w) {
   GR_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc_));
-  try {
-    GR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, cudnn_data_type(t, "cuDNN tensor"), n, c, h, w));
-  } catch (...) {
-    cudnnDestroyTensorDescriptor(desc_);
-    throw;
-  }
+  GR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, cudnn_data_type(t, "cuDNN tensor"), n, c, h, w));
 }
-TensorDescriptor::~TensorDescriptor() { cudnnDestroyTensorDescriptor(desc_); }
 
 FilterDescriptor::FilterDescriptor(ScalarType t, int k, int c, int h, int w) {
   GR_CUDNN_CHECK(cudnnCreateFilterDescriptor(&desc_));
-  try {
-    GR_CUDNN_CHECK(cudnnSetFilter4dDescriptor(desc_, cudnn_data_type(t, "cuDNN filter"), CUDNN_TENSOR_NCHW, k, c, h, w));
-  } catch (...) {
-    cudnnDestroyFilterDescriptor(desc_);
-    throw;
-  }
+  GR_CUDNN_CHECK(cudnnSetFilter4dDescriptor(desc_, cudnn_data_type(t, "cuDNN filter"), CUDNN_TENSOR_NCHW, k, c, h, w));
 }
-FilterDescriptor::~FilterDescriptor() { cudnnDestroyFilterDescriptor(desc_); }
 
 ConvolutionDescriptor::ConvolutionDescriptor(ScalarType t, int pad_h, int pad_w, int stride_h, int stride_w, int dil_h,
-                                             int dil_w, int groups) {
-  math_ = t == kFloat32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+                                             int dil_w, int groups)
+    : math_(t == kFloat32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH) {
   GR_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc_));
-  try {
-    GR_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(desc_, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w,
-                                                   CUDNN_CROSS_CORRELATION, cudnn_data_type(t, "cuDNN convolution")));
-    GR_CUDNN_CHECK(cudnnSetConvolutionGroupCount(desc_, groups));
-    GR_CUDNN_CHECK(cudnnSetConvolutionMathType(desc_, math_));
-  } catch (...) {
-    cudnnDestroyConvolutionDescriptor(desc_);
-    throw;
-  }
+  GR_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(desc_, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w,
+                                                 CUDNN_CROSS_CORRELATION, cudnn_data_type(t, "cuDNN convolution")));
+  GR_CUDNN_CHECK(cudnnSetConvolutionGroupCount(desc_, groups));
+  GR_CUDNN_CHECK(cudnnSetConvolutionMathType(desc_, math_));
 }
-ConvolutionDescriptor::~ConvolutionDescriptor() { cudnnDestroyConvolutionDescriptor(desc_); }
 
 }  // namespace gr::cuda

@@ -47,46 +47,45 @@ cudnnHandle_t cudnn_handle();
 // float32 -> CUDNN_DATA_FLOAT, float64 -> CUDNN_DATA_DOUBLE; anything else throws naming `op`.
 cudnnDataType_t cudnn_data_type(ScalarType t, const char* op);
 
+// Owns one cuDNN descriptor: created by the derived constructor, destroyed here (also when
+// that constructor throws after creating it).
+template <class Desc, cudnnStatus_t (*Destroy)(Desc)>
+class CudnnDescriptor {
+ public:
+  CudnnDescriptor(const CudnnDescriptor&) = delete;
+  CudnnDescriptor& operator=(const CudnnDescriptor&) = delete;
+  ~CudnnDescriptor() {
+    if (desc_ != nullptr) Destroy(desc_);
+  }
+  Desc get() const { return desc_; }
+
+ protected:
+  CudnnDescriptor() = default;
+  Desc desc_ = nullptr;
+};
+
 // A contiguous NCHW tensor [n, c, h, w].
-class TensorDescriptor {
+class TensorDescriptor : public CudnnDescriptor<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor> {
  public:
   TensorDescriptor(ScalarType t, int n, int c, int h, int w);
-  ~TensorDescriptor();
-  TensorDescriptor(const TensorDescriptor&) = delete;
-  TensorDescriptor& operator=(const TensorDescriptor&) = delete;
-  cudnnTensorDescriptor_t get() const { return desc_; }
-
- private:
-  cudnnTensorDescriptor_t desc_ = nullptr;
 };
 
 // A contiguous KCRS filter [out_channels, in_channels / groups, kh, kw].
-class FilterDescriptor {
+class FilterDescriptor : public CudnnDescriptor<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor> {
  public:
   FilterDescriptor(ScalarType t, int k, int c, int h, int w);
-  ~FilterDescriptor();
-  FilterDescriptor(const FilterDescriptor&) = delete;
-  FilterDescriptor& operator=(const FilterDescriptor&) = delete;
-  cudnnFilterDescriptor_t get() const { return desc_; }
-
- private:
-  cudnnFilterDescriptor_t desc_ = nullptr;
 };
 
 // A 2-D cross-correlation (what deep-learning frameworks call convolution) with groups,
 // computed in dtype t. float32 is restricted to FMA math (no TF32), as the cuBLAS GEMMs are.
-class ConvolutionDescriptor {
+class ConvolutionDescriptor
+    : public CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor> {
  public:
   ConvolutionDescriptor(ScalarType t, int pad_h, int pad_w, int stride_h, int stride_w, int dil_h, int dil_w,
                         int groups);
-  ~ConvolutionDescriptor();
-  ConvolutionDescriptor(const ConvolutionDescriptor&) = delete;
-  ConvolutionDescriptor& operator=(const ConvolutionDescriptor&) = delete;
-  cudnnConvolutionDescriptor_t get() const { return desc_; }
   cudnnMathType_t math_type() const { return math_; }
 
  private:
-  cudnnConvolutionDescriptor_t desc_ = nullptr;
   cudnnMathType_t math_ = CUDNN_DEFAULT_MATH;
 };
 

@@ -1,8 +1,9 @@
 // CUDA copies: element-wise dtype conversion and fill on the device (gpu_map), and the
-// blocking byte copy between the CPU and a device or between devices.
+// byte copy between the CPU and a device or between devices (blocking unless from pinned memory).
 #include "core/functors.h"
 #include "core/native/copy.h"
 #include "cuda_kernels/loops.cuh"
+#include "cuda_kernels/pinned.h"
 
 namespace gr::cuda {
 namespace {
@@ -28,13 +29,19 @@ void fill_cuda(const StridedLoop& L, ScalarType t, const Scalar& value) {
   dispatch_all(t, "fill_", [&]<class T>() { gpu_map<T>(L, functors::Fill<T>{value.to<T>()}, current_stream(), "fill_"); });
 }
 
-// Blocking: when it returns, a D2H destination holds the data and an H2D source may be freed.
+// Blocking, except from pinned memory (Note [Pinned copies]): when it returns, a D2H
+// destination holds the data and an H2D source may be freed (a pinned one is kept alive by
+// the pinned allocator until the copy has run).
 void cross_device_copy_cuda(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {
   GR_CHECK(dst_device.is_cuda() || src_device.is_cuda(), "copy: internal: no CUDA side in a copy from ", src_device,
            " to ", dst_device);
   if (nbytes == 0) return;
   DeviceGuard guard(dst_device.is_cuda() ? dst_device.index : src_device.index);
   cudaStream_t stream = current_stream();
+  if (src_device.is_cpu() && record_pinned_use(src, stream)) {
+    GR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, stream));
+    return;
+  }
   if (dst_device.is_cuda() && src_device.is_cuda()) {
     GR_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes, stream));
   } else {

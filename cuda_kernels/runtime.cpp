@@ -1,4 +1,5 @@
-// Device discovery and selection, streams, launch sizes, and the backend's registration.
+// Device discovery and selection, the current stream, launch sizes, and the backend's
+// registration (allocator and the core's CudaHooks).
 #include "cuda_kernels/runtime.h"
 
 #include <algorithm>
@@ -7,13 +8,14 @@
 
 #include "core/error.h"
 #include "core/version.h"
+#include "cuda_kernels/caching_allocator.h"
 #include "cuda_kernels/cuda_check.h"
+#include "cuda_kernels/stream.h"
 
 namespace gr::cuda {
 
 namespace {
 std::vector<int> g_sm_counts;  // per device, written once by initialize_backend()
-thread_local cudaStream_t t_stream = cudaStreamPerThread;
 }  // namespace
 
 int initialize_backend() {
@@ -32,7 +34,10 @@ int initialize_backend() {
   g_sm_counts.assign(static_cast<size_t>(count), 1);
   for (int d = 0; d < count; ++d)
     GR_CUDA_CHECK(cudaDeviceGetAttribute(&g_sm_counts[static_cast<size_t>(d)], cudaDevAttrMultiProcessorCount, d));
-  if (count > 0) set_allocator(kCUDA, device_allocator());
+  if (count > 0) {
+    set_allocator(kCUDA, device_allocator());
+    gr::detail::set_cuda_hooks(cuda_hooks());
+  }
   return count;
 }
 
@@ -60,8 +65,17 @@ DeviceGuard::~DeviceGuard() {
   if (previous_ >= 0) cudaSetDevice(previous_);  // a destructor must not throw
 }
 
-cudaStream_t current_stream() { return t_stream; }
-void set_current_stream(cudaStream_t stream) { t_stream = stream ? stream : cudaStreamPerThread; }
+cudaStream_t current_stream() { return Stream::current().handle(); }
+
+void set_current_stream(cudaStream_t stream) {
+  if (!stream) {
+    Stream::set_current(Stream::thread_default());
+    return;
+  }
+  int device = -1;
+  GR_CUDA_CHECK(cudaStreamGetDevice(stream, &device));
+  Stream::set_current(Stream(stream, device));
+}
 
 unsigned grid_size(int64_t n, int threads) {
   const int device = current_device();

@@ -31,22 +31,28 @@ class DeviceGuard {
 };
 
 // Note [CUDA streams]
-// Kernels and copies of this backend are queued on current_stream(): by default the calling
-// thread's per-thread default stream of the current device (cudaStreamPerThread). Work from
-// one thread therefore runs in order. Work queued by different threads is not ordered, so a
-// CUDA tensor handed to another thread needs a synchronization first (events come later).
-// The only host-blocking point is a copy to or from the CPU, which waits for its stream.
-// Kernels run on the current device: one device per process (as DDP uses it) needs nothing,
-// several devices in one process need set_device() around the work of each.
+// Kernels and copies of this backend are queued on current_stream(): the calling thread's
+// current stream of the current device. Unless a StreamGuard (stream.h) chose another, that
+// is the thread's default stream of the device, a real stream taken round-robin from a pool
+// of 32 (blocking w.r.t. the legacy stream, as cudaStreamPerThread is). Work from one thread
+// therefore runs in order. Work queued by different threads (or on different streams) is not
+// ordered: hand a CUDA tensor over with an Event (event.h), and if its memory is used on a
+// stream other than the one it was allocated on, call record_stream() (caching_allocator.h).
+// Streams are real handles valid in every thread, so the caching allocator keys its pools by
+// them. Host-blocking points: copies to the CPU and from pageable CPU memory, which wait for
+// their stream (see Note [Pinned copies] in pinned.h). Kernels run on the current device: one
+// device per process (as DDP uses it) needs nothing, several devices in one process need
+// set_device() or a StreamGuard around the work of each.
 cudaStream_t current_stream();
-void set_current_stream(cudaStream_t stream);  // for the calling thread; nullptr restores the default
+// For the calling thread, on the stream's device; nullptr restores the current device's
+// default. Prefer StreamGuard, which restores the previous stream.
+void set_current_stream(cudaStream_t stream);
 
 // Blocks for a grid-stride loop over n items with `threads` per block: enough to fill the
 // current device a few times over, never more than the items need (n > 0).
 unsigned grid_size(int64_t n, int threads);
 
-// cudaMalloc/cudaFree; every free implicitly waits for the device (a caching allocator
-// that avoids this comes later).
+// The caching device allocator (caching_allocator.h): blocks cached per device and stream.
 Allocator* device_allocator();
 
 }  // namespace gr::cuda

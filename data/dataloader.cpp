@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -11,9 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "core/cuda_memory.h"
 #include "core/factory.h"
 #include "core/native/copy.h"
 #include "core/native/shape.h"
+#include "core/version.h"
 
 namespace gr::data {
 
@@ -31,12 +34,13 @@ uint64_t batch_seed(uint64_t seed, int64_t epoch, int64_t index) {
   return splitmix64(splitmix64(splitmix64(seed) ^ static_cast<uint64_t>(epoch)) ^ static_cast<uint64_t>(index));
 }
 
-// Rows `indices` of a contiguous CPU tensor [N, ...], one memcpy per row.
-Tensor gather_rows(const Tensor& t, std::span<const int64_t> indices) {
+// Rows `indices` of a contiguous CPU tensor [N, ...], one memcpy per row (into pinned
+// memory when `pinned`).
+Tensor gather_rows(const Tensor& t, std::span<const int64_t> indices, bool pinned) {
   std::vector<int64_t> sizes = t.sizes().vec();
   const int64_t n = sizes[0];
   sizes[0] = static_cast<int64_t>(indices.size());
-  Tensor out = empty(sizes, t.scalar_type());
+  Tensor out = pinned ? empty_pinned(sizes, t.scalar_type()) : empty(sizes, t.scalar_type());
   const size_t row_bytes = n == 0 ? 0 : t.nbytes() / n;
   const char* src = static_cast<const char*>(t.data_ptr());
   char* dst = static_cast<char*>(out.data_ptr());
@@ -55,6 +59,7 @@ struct DataLoader::Impl {
   DataLoaderOptions options;
   std::shared_ptr<const Sampler> sampler;
   std::optional<Example> rows;  // contiguous CPU data/targets, when the dataset has them
+  bool pin = false;             // options.pin_memory and a CUDA device exists
 
   int64_t num_batches() const {
     const int64_t n = sampler->size(), b = options.batch_size;
@@ -67,7 +72,7 @@ struct DataLoader::Impl {
     std::span<const int64_t> indices(order.data() + begin, static_cast<size_t>(end - begin));
     Example batch;
     if (rows) {
-      batch = {gather_rows(rows->data, indices), gather_rows(rows->target, indices)};
+      batch = {gather_rows(rows->data, indices, pin && !options.transform), gather_rows(rows->target, indices, pin)};
     } else {
       TensorList data, targets;
       for (int64_t i : indices) {
@@ -81,6 +86,7 @@ struct DataLoader::Impl {
       Generator gen(batch_seed(options.seed, epoch, index));
       batch.data = (*options.transform)(batch.data, &gen);
     }
+    if (pin) batch = {pin_memory(batch.data), pin_memory(batch.target)};  // no copy if already pinned
     return batch;
   }
 };
@@ -102,6 +108,14 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
              "DataLoader: the dataset's tensors ", rows->data.toString(), " and ", rows->target.toString(),
              " do not have the same number of rows");
     impl->rows = Example{native::contiguous(rows->data), native::contiguous(rows->target)};
+  }
+  if (options.pin_memory) {
+    impl->pin = cuda_is_available();
+    static std::once_flag notice;
+    if (!impl->pin)
+      std::call_once(notice, [] {
+        std::fprintf(stderr, "gradring: DataLoader pin_memory=true but no CUDA device is available; batches stay in pageable memory\n");
+      });
   }
   impl->dataset = std::move(dataset);
   impl->options = std::move(options);

@@ -194,17 +194,19 @@ void BlockPool::process_events() {
       pending_.swap(keep);
       throw;
     }
-    if (!done) {
-      keep.push_back(p);
-      continue;
-    }
-    backend_->release_event(p.event);
-    if (--p.block->event_count == 0) {
-      --stats_.pending_blocks;
-      free_block(p.block);
-    }
+    if (done) retire(p);
+    else keep.push_back(p);
   }
   pending_.swap(keep);
+}
+
+// A completed event: its block returns to the free list once its last event is retired.
+void BlockPool::retire(const Pending& p) {
+  backend_->release_event(p.event);
+  if (--p.block->event_count == 0) {
+    --stats_.pending_blocks;
+    free_block(p.block);
+  }
 }
 
 void BlockPool::synchronize_events() {
@@ -212,11 +214,7 @@ void BlockPool::synchronize_events() {
     const Pending p = pending_.back();
     backend_->event_synchronize(p.event);
     pending_.pop_back();
-    backend_->release_event(p.event);
-    if (--p.block->event_count == 0) {
-      --stats_.pending_blocks;
-      free_block(p.block);
-    }
+    retire(p);
   }
 }
 

@@ -105,6 +105,7 @@ class BlockPool {
   Block* new_segment(size_t size, uintptr_t stream, bool small);
   Block* allocated_block(const void* ptr) const;  // the handed-out block containing ptr
   void free_block(Block* block);                   // into its free list, merged
+  void retire(const Pending& p);
   void process_events();
   void synchronize_events();
   void release_cached_segments();

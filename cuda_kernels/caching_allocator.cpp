@@ -19,7 +19,7 @@ namespace {
 
 double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
-class DeviceBackend final : public BlockPoolBackend {
+class DeviceBackend final : public detail::StreamEventBackend {
  public:
   explicit DeviceBackend(int device) : device_(device) {}
 
@@ -44,28 +44,6 @@ class DeviceBackend final : public BlockPoolBackend {
     if (err != cudaSuccess && err != cudaErrorCudartUnloading)
       std::fprintf(stderr, "gradring: cudaFree on cuda:%d failed: %s\n", device_, cudaGetErrorString(err));
   }
-
-  void* record_event(uintptr_t stream) override {
-    DeviceGuard guard(device_);
-    cudaEvent_t e = detail::take_pooled_event(device_);
-    const cudaError_t err = cudaEventRecord(e, reinterpret_cast<cudaStream_t>(stream));
-    if (err != cudaSuccess) detail::give_pooled_event(device_, e);
-    GR_CUDA_CHECK(err);
-    return e;
-  }
-
-  bool event_done(void* e) override {
-    const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(e));
-    if (err == cudaErrorNotReady) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    GR_CUDA_CHECK(err);
-    return true;
-  }
-
-  void event_synchronize(void* e) override { GR_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e))); }
-  void release_event(void* e) noexcept override { detail::give_pooled_event(device_, static_cast<cudaEvent_t>(e)); }
 
  private:
   int device_;

@@ -50,16 +50,7 @@ void Event::record(const Stream& stream) {
   recorded_ = true;
 }
 
-bool Event::query() const {
-  if (!recorded_) return true;
-  const cudaError_t err = cudaEventQuery(event_);
-  if (err == cudaErrorNotReady) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  GR_CUDA_CHECK(err);
-  return true;
-}
+bool Event::query() const { return !recorded_ || detail::event_completed(event_); }
 
 void Event::synchronize() const {
   if (recorded_) GR_CUDA_CHECK(cudaEventSynchronize(event_));
@@ -80,7 +71,6 @@ std::vector<std::vector<cudaEvent_t>>& free_events() {
   static auto* lists = new std::vector<std::vector<cudaEvent_t>>();  // leaked: used from deleters at exit
   return *lists;
 }
-}  // namespace
 
 cudaEvent_t take_pooled_event(int device) {
   {
@@ -107,6 +97,46 @@ void give_pooled_event(int device, cudaEvent_t event) noexcept {
   } catch (...) {
     destroy_quietly(event);  // out of host memory: drop it instead
   }
+}
+
+struct PooledEvent {
+  cudaEvent_t event;
+  int device;
+};
+}  // namespace
+
+bool event_completed(cudaEvent_t event) {
+  const cudaError_t err = cudaEventQuery(event);
+  if (err == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  GR_CUDA_CHECK(err);
+  return true;
+}
+
+void* StreamEventBackend::record_event(uintptr_t stream) {
+  const auto s = reinterpret_cast<cudaStream_t>(stream);
+  int device = 0;
+  GR_CUDA_CHECK(cudaStreamGetDevice(s, &device));
+  DeviceGuard guard(device);
+  cudaEvent_t e = take_pooled_event(device);
+  const cudaError_t err = cudaEventRecord(e, s);
+  if (err != cudaSuccess) give_pooled_event(device, e);
+  GR_CUDA_CHECK(err);
+  return new PooledEvent{e, device};
+}
+
+bool StreamEventBackend::event_done(void* e) { return event_completed(static_cast<PooledEvent*>(e)->event); }
+
+void StreamEventBackend::event_synchronize(void* e) {
+  GR_CUDA_CHECK(cudaEventSynchronize(static_cast<PooledEvent*>(e)->event));
+}
+
+void StreamEventBackend::release_event(void* e) noexcept {
+  auto* pe = static_cast<PooledEvent*>(e);
+  give_pooled_event(pe->device, pe->event);
+  delete pe;
 }
 }  // namespace detail
 

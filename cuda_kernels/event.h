@@ -1,9 +1,10 @@
 // CUDA events: Event (record on a stream, make a stream wait, query, synchronize, time), and
-// the pool of timing-free events the allocators record when memory is used across streams.
+// the pooled timing-free events the allocators record when memory is used across streams.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include "core/block_pool.h"
 #include "cuda_kernels/stream.h"
 
 namespace gr::cuda {
@@ -43,10 +44,19 @@ class Event {
 };
 
 namespace detail {
-// A timing-free event of `device` from a free list (created when it is empty); give it back
-// with give_pooled_event(). Used by the allocators for record_stream bookkeeping.
-cudaEvent_t take_pooled_event(int device);
-void give_pooled_event(int device, cudaEvent_t event) noexcept;
+// cudaEventQuery as a bool: true when complete, false when not yet (the "not ready" status is
+// cleared so later checks do not see it); other errors throw.
+bool event_completed(cudaEvent_t event);
+
+// The event half of the allocators' BlockPoolBackend: timing-free events, reused from a free
+// list per device, recorded on the stream a block was used on (on that stream's device).
+class StreamEventBackend : public BlockPoolBackend {
+ public:
+  void* record_event(uintptr_t stream) override;
+  bool event_done(void* event) override;
+  void event_synchronize(void* event) override;
+  void release_event(void* event) noexcept override;
+};
 }  // namespace detail
 
 }  // namespace gr::cuda

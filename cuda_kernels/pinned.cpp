@@ -19,12 +19,7 @@ namespace {
 // handle equals, so every copy stream is recorded as a use.
 constexpr uintptr_t kHostStream = UINTPTR_MAX;
 
-struct PinnedEvent {
-  cudaEvent_t event;
-  int device;
-};
-
-class PinnedBackend final : public BlockPoolBackend {
+class PinnedBackend final : public detail::StreamEventBackend {
  public:
   void* raw_alloc(size_t bytes) override {
     void* p = nullptr;
@@ -41,32 +36,6 @@ class PinnedBackend final : public BlockPoolBackend {
     const cudaError_t err = cudaFreeHost(ptr);
     if (err != cudaSuccess && err != cudaErrorCudartUnloading)
       std::fprintf(stderr, "gradring: cudaFreeHost failed: %s\n", cudaGetErrorString(err));
-  }
-  void* record_event(uintptr_t stream) override {
-    const auto s = reinterpret_cast<cudaStream_t>(stream);
-    int device = 0;
-    GR_CUDA_CHECK(cudaStreamGetDevice(s, &device));
-    DeviceGuard guard(device);
-    cudaEvent_t e = detail::take_pooled_event(device);
-    const cudaError_t err = cudaEventRecord(e, s);
-    if (err != cudaSuccess) detail::give_pooled_event(device, e);
-    GR_CUDA_CHECK(err);
-    return new PinnedEvent{e, device};
-  }
-  bool event_done(void* e) override {
-    const cudaError_t err = cudaEventQuery(static_cast<PinnedEvent*>(e)->event);
-    if (err == cudaErrorNotReady) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    GR_CUDA_CHECK(err);
-    return true;
-  }
-  void event_synchronize(void* e) override { GR_CUDA_CHECK(cudaEventSynchronize(static_cast<PinnedEvent*>(e)->event)); }
-  void release_event(void* e) noexcept override {
-    auto* pe = static_cast<PinnedEvent*>(e);
-    detail::give_pooled_event(pe->device, pe->event);
-    delete pe;
   }
 };
 

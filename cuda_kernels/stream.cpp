@@ -125,6 +125,9 @@ Stream Stream::current(int device) {
 
 void Stream::set_current(const Stream& stream) {
   resolve(stream.device(), "Stream::set_current");
+  GR_CHECK(stream.handle() != nullptr && stream.handle() != cudaStreamLegacy && stream.handle() != cudaStreamPerThread,
+           "Stream::set_current: the legacy and per-thread default streams cannot be current streams; use "
+           "Stream::create()");
   slot(t_streams.current, stream.device()) = stream.handle();
 }
 

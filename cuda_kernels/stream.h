@@ -27,12 +27,16 @@ class Stream {
   // The calling thread's default stream of `device`: current() unless a StreamGuard or
   // set_current() chose another.
   static Stream thread_default(int device = -1);
-  // Makes `stream` the calling thread's current stream of its device.
+  // Makes `stream` the calling thread's current stream of its device. The special handles
+  // (0, cudaStreamLegacy, cudaStreamPerThread) are refused: they name different streams in
+  // different threads, so the allocator could not key memory by them.
   static void set_current(const Stream& stream);
   // {least, greatest} priority of `device`; numerically greatest <= least (e.g. {0, -5}).
   static std::pair<int, int> priority_range(int device = -1);
 
-  // Wraps a stream made elsewhere (NCCL, a library); the caller keeps it alive.
+  // Wraps a stream made elsewhere (NCCL, a library). Memory allocated while it is current is
+  // cached under its handle: keep the stream alive as long as that memory may be reused
+  // (until empty_cache()), or a new stream given the same handle could get it too early.
   Stream(cudaStream_t handle, int device) : handle_(handle), device_(device) {}
 
   cudaStream_t handle() const { return handle_; }

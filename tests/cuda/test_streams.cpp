@@ -36,7 +36,10 @@ TEST_SUITE("cuda") {
     std::thread t([&] { other = cuda::current_stream(); });
     t.join();
     CHECK(other != nullptr);
+    CHECK(other != before.handle());  // the next of the pool's 32 thread-default streams
     CHECK(other != urgent.handle());
+    CHECK_THROWS_WITH_AS(cuda::Stream::set_current(cuda::Stream(cudaStreamPerThread, 0)),
+                         doctest::Contains("per-thread default"), gr::Error);
   }
 
   TEST_CASE("events: a stream waits for another stream's work through an event") {

@@ -202,7 +202,10 @@ ConvAlgoList search(cudnnHandle_t h, const ConvProblem& p, const Buffers& b, int
   for (const ConvAlgoCandidate& c : list)
     if (c.workspace <= conv2d_workspace_limit()) bytes = std::max(bytes, c.workspace);
   std::optional<Tensor> ws = try_workspace(bytes, device);
-  if (!ws) bytes = 0, ws = try_workspace(0, device);  // time the algorithms that need no workspace
+  if (!ws) {  // time the algorithms that need no workspace
+    bytes = 0;
+    ws = try_workspace(0, device);
+  }
   got = 0;
   if (!ws || !Calls::find(h, p, b, n, &got, perf.data(), ws->data_ptr(), bytes)) return list;
   ConvAlgoList timed = usable<P>(h, p, perf, got);  // fastest first

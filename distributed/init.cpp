@@ -155,6 +155,19 @@ static Backend find_backend(const std::string& name) {
   GR_ERROR("init_process_group: unknown backend '", name, "' (this build has: ", known, ")");
 }
 
+// GRADRING_DISTRIBUTED_DEBUG=DETAIL wraps a group in a DebugProcessGroup, whose fingerprints
+// are CPU tensors: a group of device tensors (nccl) checks them on a gloo companion group made
+// over the same store (in a namespace of its own).
+static ProcessGroupPtr wrap_for_debug(ProcessGroupPtr group, const std::string& backend, const BackendContext& ctx) {
+  if (!group || debug_level() != DebugLevel::Detail) return group;
+  if (backend != "nccl") return distributed::wrap_for_debug(std::move(group));
+  BackendContext checker_ctx = ctx;
+  checker_ctx.store = std::make_shared<PrefixStore>("debug_checker", ctx.store);
+  ProcessGroupPtr checker = find_backend("gloo").factory(checker_ctx);
+  checker->set_timeout(ctx.timeout);
+  return std::make_shared<DebugProcessGroup>(std::move(group), std::move(checker));
+}
+
 ProcessGroupPtr init_process_group(const InitOptions& o) {
   GR_CHECK(!is_initialized(), "init_process_group: the default process group is already initialized; call "
                               "destroy_process_group() first");
@@ -185,11 +198,12 @@ ProcessGroupPtr init_process_group(const InitOptions& o) {
     wait_for_all_ranks(*g.store, r.rank, r.world_size, o.timeout);
     std::vector<int> members(static_cast<size_t>(r.world_size));
     for (int i = 0; i < r.world_size; ++i) members[i] = i;
-    g.group = backend.factory({std::make_shared<PrefixStore>("default_pg", g.store), r.rank, r.world_size, members,
-                               o.timeout});
+    const BackendContext ctx{std::make_shared<PrefixStore>("default_pg", g.store), r.rank, r.world_size, members,
+                             o.timeout};
+    g.group = wrap_for_debug(backend.factory(ctx), o.backend, ctx);
   }
   g.group->set_timeout(o.timeout);
-  g.group = wrap_for_debug(std::move(g.group));  // GRADRING_DISTRIBUTED_DEBUG=DETAIL
+  if (!backend.uses_store) g.group = wrap_for_debug(std::move(g.group));  // GRADRING_DISTRIBUTED_DEBUG=DETAIL
   std::lock_guard lock(g_mutex);
   g_default = std::move(g);
   return g_default.group;
@@ -245,7 +259,7 @@ ProcessGroupPtr new_group(const std::vector<int>& ranks) {
                      members, parent->timeout()};
   ProcessGroupPtr group = backend.factory(ctx);
   if (group) group->set_timeout(parent->timeout());
-  return wrap_for_debug(std::move(group));  // GRADRING_DISTRIBUTED_DEBUG=DETAIL
+  return wrap_for_debug(std::move(group), backend_name, ctx);
 }
 
 }  // namespace gr::distributed

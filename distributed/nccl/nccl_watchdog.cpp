@@ -21,9 +21,8 @@ Watchdog::Watchdog(int rank, int size, std::shared_ptr<Health> health)
 
 Watchdog::~Watchdog() { stop(); }
 
-void Watchdog::start(std::shared_ptr<Comm> comm, cudaStream_t stream, int device) {
+void Watchdog::start(std::shared_ptr<Comm> comm, int device) {
   comm_ = std::move(comm);
-  stream_ = stream;
   device_ = device;
   thread_ = std::thread([this] { loop(); });
 }
@@ -69,7 +68,7 @@ void Watchdog::poll() {
     }
   }
   for (Entry& e : done)
-    if (!e.failed) e.work->finish_completed(stream_);
+    if (!e.failed) e.work->finish_completed();
   // `done` goes out of scope here: the tensors it kept alive are released after the GPU
   // finished with them.
   if (broken != cudaSuccess) {
@@ -119,7 +118,7 @@ void Watchdog::fail(const std::string& message) {
       }
   }
   const std::exception_ptr error = health_->failure();
-  for (const auto& w : unfinished) w->finish_failed(error, stream_);
+  for (const auto& w : unfinished) w->finish_failed(error);
 }
 
 bool Watchdog::drain(std::chrono::milliseconds limit) {

@@ -29,8 +29,8 @@ class Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  // Starts the thread, once the group's communicator and stream exist.
-  void start(std::shared_ptr<Comm> comm, cudaStream_t stream, int device);
+  // Starts the thread, once the group's communicator exists.
+  void start(std::shared_ptr<Comm> comm, int device);
   // A collective just issued (its end event recorded); `keep_alive` holds every tensor it
   // reads or writes until it has completed on the GPU.
   void add(std::shared_ptr<NCCLWork> work, std::vector<Tensor> keep_alive);
@@ -56,7 +56,6 @@ class Watchdog {
   const int rank_, size_;
   std::shared_ptr<Health> health_;
   std::shared_ptr<Comm> comm_;
-  cudaStream_t stream_ = nullptr;
   int device_ = -1;
 
   mutable std::mutex mutex_;        // entries_, stop_

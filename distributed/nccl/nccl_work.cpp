@@ -111,24 +111,24 @@ void NCCLWork::synchronize() {
   stream_wait(timeout_);
 }
 
-void NCCLWork::finish_completed(cudaStream_t stream) {
+void NCCLWork::finish_completed() {
   if (!claim()) return;
-  cuda::set_current_stream(stream);
-  then([this, stream] {
+  // The collective has completed, so callbacks may run on this thread's own stream; an event
+  // after them is what a later wait() orders against.
+  cuda::DeviceGuard guard(device_);
+  then([this] {
     cudaEvent_t event = nullptr;
     GR_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
     after_callbacks_ = event;
-    GR_CUDA_CHECK(cudaEventRecord(event, stream));
+    GR_CUDA_CHECK(cudaEventRecord(event, cuda::current_stream()));
   });
   finish();
-  cuda::set_current_stream(nullptr);
 }
 
-void NCCLWork::finish_failed(std::exception_ptr error, cudaStream_t stream) {
+void NCCLWork::finish_failed(std::exception_ptr error) {
   if (!claim()) return;
-  cuda::set_current_stream(stream);
+  cuda::DeviceGuard guard(device_);
   finish(error);
-  cuda::set_current_stream(nullptr);
 }
 
 }  // namespace gr::distributed::nccl

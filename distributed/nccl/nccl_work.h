@@ -23,9 +23,12 @@ namespace gr::distributed::nccl {
 // callbacks) exactly once, by whichever comes first:
 //  - the caller's wait(): the caller's stream already waits for the collective, so the
 //    callbacks run on the calling thread with their kernels queued on that stream;
-//  - the watchdog, when the end event has completed (or the group failed): callbacks run
-//    on the watchdog thread with the communication stream current, and a second event
-//    recorded after them is what a later wait() orders against.
+//  - the watchdog (or a synchronize() polling for it), once the end event has completed or
+//    the group failed: callbacks run on that thread and its current stream (the collective
+//    is complete, so any stream is ordered after it), and a second event recorded after
+//    them is what a later wait() orders against. A tensor such a callback creates belongs
+//    to that thread's stream: hand it to other streams as any cross-stream tensor
+//    (record_stream, see Note [Cross-stream use]).
 // So is_completed() is true once the collective finished on the GPU or once wait() ordered
 // the caller's stream after it (the result is then ready for that stream's work).
 
@@ -62,11 +65,11 @@ class NCCLWork : public Work {
   std::chrono::steady_clock::time_point issued_at() const { return issued_at_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
-  // Watchdog side (see the Note): the collective completed on the GPU; callbacks get
-  // `stream` (the communication stream) as their current stream.
-  void finish_completed(cudaStream_t stream);
+  // Watchdog side (see the Note): the collective has completed on the GPU; callbacks run on
+  // the calling thread and its current stream.
+  void finish_completed();
   // The group failed before this work finished.
-  void finish_failed(std::exception_ptr error, cudaStream_t stream);
+  void finish_failed(std::exception_ptr error);
 
  private:
   bool claim() { return !claimed_.exchange(true); }

@@ -99,7 +99,14 @@ void ProcessGroupNCCL::ensure_comm(int device) {
   GR_CHECK(device >= 0 && device < devices, "nccl on rank ", rank_, ": no CUDA device ", device, " (", devices,
            " visible)");
   cuda::DeviceGuard guard(device);
-  auto comm = std::make_shared<nccl::Comm>(*store_, kUniqueIdKey, rank_, size_, device, timeout_);
+  std::shared_ptr<nccl::Comm> comm;
+  try {
+    comm = std::make_shared<nccl::Comm>(*store_, kUniqueIdKey, rank_, size_, device, timeout_);
+  } catch (const gr::Error& e) {
+    // The unique id is spent and the peers may be half-way through their init: no retry.
+    health_->fail(e.message());
+    throw;
+  }
   int least = 0, greatest = 0;
   GR_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   // Communication gets the highest priority, so it is not starved by the compute kernels it
@@ -109,7 +116,7 @@ void ProcessGroupNCCL::ensure_comm(int device) {
   barrier_buffer_ = zeros({1}, TensorOptions(kFloat32).device(Device(kCUDA, device)));
   comm_ = std::move(comm);
   device_ = device;
-  watchdog_->start(comm_, stream_, device_);
+  watchdog_->start(comm_, device_);
 }
 
 std::string ProcessGroupNCCL::describe(const char* op, const Tensor& t, const char* detail) {
@@ -123,7 +130,7 @@ std::string ProcessGroupNCCL::describe(const char* op, const Tensor& t, const ch
 
 WorkPtr ProcessGroupNCCL::issue(const std::string& description, int device, std::vector<Tensor> outputs,
                                 std::vector<Tensor> keep_alive, const Body& body, bool blocking_wait) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   health_->throw_if_failed(description);
   if (device < 0) device = device_ >= 0 ? device_ : cuda::current_device();
   ensure_comm(device);
@@ -139,7 +146,9 @@ WorkPtr ProcessGroupNCCL::issue(const std::string& description, int device, std:
     body(stream_, keep_alive);
   } catch (const gr::Error& e) {
     // A failed NCCL call leaves the communicator unusable (and peers possibly waiting in
-    // the same collective): fail the group so every rank's watchdog and callers see it.
+    // the same collective): fail the group, which aborts it, outside the lock (failing runs
+    // the works' callbacks, which may call into this group).
+    lock.unlock();
     watchdog_->fail(detail::str_cat(description, ": ", e.message()));
     throw;
   }
@@ -154,6 +163,7 @@ WorkPtr ProcessGroupNCCL::allreduce(Tensor& tensor, ReduceOp op) {
   Tensor t = tensor;
   return issue(describe("allreduce", t, reduce_op_name(op)), device_of(t), {t}, {},
                [&](cudaStream_t s, std::vector<Tensor>&) {
+                 if (t.numel() == 0) return;  // every rank has the same shape: nobody calls NCCL
                  GR_NCCL_CALL(*comm_, ncclAllReduce(t.data_ptr(), t.data_ptr(), count_of(t),
                                                     nccl::to_nccl(t.scalar_type()), red, comm_->get(), s));
                });
@@ -170,7 +180,8 @@ WorkPtr ProcessGroupNCCL::allreduce_coalesced(std::vector<Tensor>& tensors, Redu
                  GR_NCCL_CALL(*comm_, ncclGroupStart());
                  try {
                    for (size_t i = 0; i < ts.size(); ++i)
-                     GR_NCCL_CALL(*comm_, ncclAllReduce(ts[i].data_ptr(), ts[i].data_ptr(), count_of(ts[i]),
+                     if (ts[i].numel() > 0)
+                       GR_NCCL_CALL(*comm_, ncclAllReduce(ts[i].data_ptr(), ts[i].data_ptr(), count_of(ts[i]),
                                                         nccl::to_nccl(ts[i].scalar_type()), reds[i], comm_->get(), s));
                  } catch (...) {
                    ncclGroupEnd();  // close the group; the error above is the one to report
@@ -185,6 +196,7 @@ WorkPtr ProcessGroupNCCL::broadcast(Tensor& tensor, int root) {
   check_rank(root, "root", "broadcast");
   Tensor t = tensor;
   return issue(describe("broadcast", t), device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+    if (t.numel() == 0) return;
     GR_NCCL_CALL(*comm_, ncclBroadcast(t.data_ptr(), t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), root,
                                        comm_->get(), s));
   });
@@ -197,6 +209,7 @@ WorkPtr ProcessGroupNCCL::reduce(Tensor& tensor, int root, ReduceOp op) {
   Tensor t = tensor;
   return issue(describe("reduce", t, reduce_op_name(op)), device_of(t), {t}, {},
                [&](cudaStream_t s, std::vector<Tensor>&) {
+                 if (t.numel() == 0) return;
                  GR_NCCL_CALL(*comm_, ncclReduce(t.data_ptr(), t.data_ptr(), count_of(t),
                                                  nccl::to_nccl(t.scalar_type()), red, root, comm_->get(), s));
                });
@@ -215,6 +228,7 @@ WorkPtr ProcessGroupNCCL::allgather(std::vector<Tensor>& outputs, const Tensor& 
   Tensor in = input;
   return issue(describe("allgather", in), device_of(in), outs, {in}, [&](cudaStream_t s, std::vector<Tensor>& keep) {
     const size_t bytes = in.nbytes();
+    if (bytes == 0) return;
     if (back_to_back(outs)) {  // e.g. views of one flat buffer: gather straight into it
       GR_NCCL_CALL(*comm_, ncclAllGather(in.data_ptr(), outs[0].data_ptr(), count_of(in),
                                          nccl::to_nccl(in.scalar_type()), comm_->get(), s));
@@ -245,6 +259,7 @@ WorkPtr ProcessGroupNCCL::reduce_scatter(Tensor& output, const std::vector<Tenso
   return issue(describe("reduce_scatter", out, reduce_op_name(op)), device_of(out), {out}, ins,
                [&](cudaStream_t s, std::vector<Tensor>& keep) {
                  const ncclDataType_t type = nccl::to_nccl(out.scalar_type());
+                 if (out.numel() == 0) return;
                  if (back_to_back(ins)) {
                    GR_NCCL_CALL(*comm_, ncclReduceScatter(ins[0].data_ptr(), out.data_ptr(), count_of(out), type, red,
                                                           comm_->get(), s));
@@ -274,6 +289,7 @@ WorkPtr ProcessGroupNCCL::send(const Tensor& tensor, int dst, int tag) {
   GR_CHECK(dst != rank_, "nccl send: rank ", rank_, " cannot send to itself");
   Tensor t = tensor;
   return issue(describe("send", t), device_of(t), {}, {t}, [&](cudaStream_t s, std::vector<Tensor>&) {
+    if (t.numel() == 0) return;
     GR_NCCL_CALL(*comm_, ncclSend(t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), dst, comm_->get(), s));
   });
 }
@@ -284,6 +300,7 @@ WorkPtr ProcessGroupNCCL::recv(Tensor& tensor, int src, int tag) {
   GR_CHECK(src != rank_, "nccl recv: rank ", rank_, " cannot receive from itself");
   Tensor t = tensor;
   return issue(describe("recv", t), device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+    if (t.numel() == 0) return;
     GR_NCCL_CALL(*comm_, ncclRecv(t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), src, comm_->get(), s));
   });
 }

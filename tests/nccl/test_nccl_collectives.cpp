@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "core/native/copy.h"
@@ -201,6 +202,28 @@ TEST_SUITE("nccl") {
       Tensor y = on(rank, full({4}, 1.0, kFloat32));
       pg->allreduce(y)->wait();
       expect_values(y, full({4}, double(pg->size()), kFloat64), "allreduce after refused calls", rank);
+      destroy_process_group();
+    }, {.timeout = 120s});
+  }
+
+  TEST_CASE("GRADRING_DISTRIBUTED_DEBUG=DETAIL checks NCCL collectives on a gloo companion group") {
+    if (g_nccl_ranks < 2) return;
+    spawn(2, [](int rank) {
+      ::setenv("GRADRING_DISTRIBUTED_DEBUG", "DETAIL", 1);
+      ProcessGroupPtr pg = join_nccl(rank, 30s);
+      Tensor x = on(rank, full({4}, rank + 1.0, kFloat32));
+      pg->allreduce(x)->wait();
+      expect_values(x, full({4}, 3.0, kFloat64), "allreduce under DETAIL", rank);
+      Tensor y = on(rank, zeros({rank == 0 ? 4 : 5}, kFloat32));
+      std::string m;
+      try {
+        pg->allreduce(y);
+      } catch (const gr::Error& e) {
+        m = e.what();
+      }
+      GR_CHECK(m.find("differs across ranks: rank 0 called allreduce(sum) float32 [4], rank 1 called allreduce(sum) "
+                      "float32 [5]") != std::string::npos,
+               "rank ", rank, " got: '", m, "'");
       destroy_process_group();
     }, {.timeout = 120s});
   }

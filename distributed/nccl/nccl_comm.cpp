@@ -2,6 +2,7 @@
 // polled to a deadline, abort, and a bounded finalize at destruction.
 #include "distributed/nccl/nccl_comm.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -74,6 +75,10 @@ Comm::~Comm() {
   if (!comm_ || aborted_.load() || leaked_) return;
   // Finalize flushes what was issued and waits for the peers; bounded, since a peer may be
   // gone. Past the limit (or on an error) abort instead.
+  if (async_error() != ncclSuccess) {  // broken (or still busy): nothing to flush
+    abort();
+    return;
+  }
   ncclResult_t r = ncclCommFinalize(comm_);
   if (r == ncclInProgress) {
     const auto deadline = Clock::now() + std::min(kFinalizeLimit, std::chrono::milliseconds(timeout_ms_.load()));

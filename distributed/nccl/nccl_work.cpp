@@ -77,8 +77,9 @@ void NCCLWork::stream_wait(std::chrono::milliseconds timeout) {
     if (std::exception_ptr failure = health_->failure()) {
       finish(failure);
     } else {
-      order_current_stream_after(end_);
-      finish();
+      cuda::DeviceGuard guard(device_);
+      GR_CUDA_CHECK(cudaStreamWaitEvent(cuda::current_stream(), end_, 0));
+      finish_with_callbacks();
     }
     Work::wait();  // completed now: rethrows the failure or a callback's error
     return;
@@ -111,11 +112,9 @@ void NCCLWork::synchronize() {
   stream_wait(timeout_);
 }
 
-void NCCLWork::finish_completed() {
-  if (!claim()) return;
-  // The collective has completed, so callbacks may run on this thread's own stream; an event
-  // after them is what a later wait() orders against.
-  cuda::DeviceGuard guard(device_);
+void NCCLWork::finish_with_callbacks() {
+  // The last callback records an event after the others' kernels: later wait() calls (from
+  // any thread) order their streams after it.
   then([this] {
     cudaEvent_t event = nullptr;
     GR_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
@@ -123,6 +122,13 @@ void NCCLWork::finish_completed() {
     GR_CUDA_CHECK(cudaEventRecord(event, cuda::current_stream()));
   });
   finish();
+}
+
+void NCCLWork::finish_completed() {
+  if (!claim()) return;
+  // The collective has completed, so callbacks may run on this thread's own stream.
+  cuda::DeviceGuard guard(device_);
+  finish_with_callbacks();
 }
 
 void NCCLWork::finish_failed(std::exception_ptr error) {

@@ -25,12 +25,12 @@ namespace gr::distributed::nccl {
 //    callbacks run on the calling thread with their kernels queued on that stream;
 //  - the watchdog (or a synchronize() polling for it), once the end event has completed or
 //    the group failed: callbacks run on that thread and its current stream (the collective
-//    is complete, so any stream is ordered after it), and a second event recorded after
-//    them is what a later wait() orders against. A tensor such a callback creates belongs
-//    to that thread's stream: hand it to other streams as any cross-stream tensor
+//    is complete, so any stream is ordered after it). A tensor such a callback creates
+//    belongs to that stream: hand it to other streams as any cross-stream tensor
 //    (record_stream, see Note [Cross-stream use]).
-// So is_completed() is true once the collective finished on the GPU or once wait() ordered
-// the caller's stream after it (the result is then ready for that stream's work).
+// Either way an event recorded after the callbacks is what every later wait() orders its
+// stream against. is_completed() is true once the collective finished on the GPU or once a
+// wait() ordered its caller's stream after it (the result is then ready for that stream).
 
 class Health {
  public:
@@ -74,6 +74,7 @@ class NCCLWork : public Work {
  private:
   bool claim() { return !claimed_.exchange(true); }
   void stream_wait(std::chrono::milliseconds timeout);
+  void finish_with_callbacks();
   void order_current_stream_after(cudaEvent_t event);
   void host_wait_for_gpu();
 

@@ -31,7 +31,7 @@ struct ConvAlgoKey {
 
 inline ConvAlgoKey conv_algo_key(const native::Conv2dArgs& a, ScalarType dtype, int device, ConvPass pass) {
   ConvAlgoKey k;
-  k.dims = {a.N,        a.C_in,     a.H,     a.W,     a.C_out, a.kH,  a.kW,
+  k.dims = {a.N,        a.C_in,     a.H,     a.W,     a.C_out, a.kH,    a.kW,
             a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dil_h, a.dil_w, a.groups};
   k.dtype = dtype;
   k.device = device;

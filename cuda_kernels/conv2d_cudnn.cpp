@@ -37,8 +37,8 @@ const void* zero(ScalarType t) { return t == kFloat64 ? static_cast<const void*>
 // The legacy descriptors take int dims, and tensors of 2^31 elements or more are not safe
 // with every algorithm; such problems (and empty channel counts) go to im2col.
 bool fits_cudnn(const Conv2dArgs& a) {
-  const int64_t dims[] = {a.N, a.C_in, a.H, a.W, a.C_out, a.kH, a.kW, a.H_out, a.W_out, a.groups,
-                          a.stride_h, a.stride_w, a.dil_h, a.dil_w};
+  const int64_t dims[] = {a.N,     a.C_in,  a.H,      a.W,        a.C_out,    a.kH,    a.kW,
+                          a.H_out, a.W_out, a.groups, a.stride_h, a.stride_w, a.dil_h, a.dil_w};
   for (int64_t d : dims)
     if (d < 1 || d > INT_MAX) return false;
   return a.pad_h <= INT_MAX && a.pad_w <= INT_MAX && a.N * a.C_in * a.H * a.W <= INT_MAX &&
@@ -81,7 +81,8 @@ struct PassCalls<ConvPass::kForward> {
     return n;
   }
   static void heuristics(cudnnHandle_t h, const ConvProblem& p, int n, int* got, Perf* perf) {
-    GR_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, p.x.get(), p.w.get(), p.conv.get(), p.y.get(), n, got, perf));
+    GR_CUDNN_CHECK(
+        cudnnGetConvolutionForwardAlgorithm_v7(h, p.x.get(), p.w.get(), p.conv.get(), p.y.get(), n, got, perf));
   }
   static bool find(cudnnHandle_t h, const ConvProblem& p, const Buffers& b, int n, int* got, Perf* perf, void* ws,
                    size_t bytes) {

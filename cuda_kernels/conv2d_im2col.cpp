@@ -92,8 +92,8 @@ void backward(const Conv2dArgs& a, ScalarType t, const T* gy, const T* x, const 
     if (gw != nullptr) {
       const T* xc = in_place ? x + n0 * a.C_in * L : cols;
       if (!in_place) im2col_cuda<T>(a, x, n0, nb, chunk, cols, stream);
-      gemm_batched_stub(kCUDA, t, false, true, og, CKK, P, 1.0, gyc, P, og * P, xc, P, CKK * P, n0 == 0 ? 0.0 : 1.0,
-                        gw, CKK, og * CKK, G);
+      gemm_batched_stub(kCUDA, t, false, true, og, CKK, P, 1.0, gyc, P, og * P, xc, P, CKK * P, n0 == 0 ? 0.0 : 1.0, gw,
+                        CKK, og * CKK, G);
     }
     if (gx != nullptr) {  // after the weight gradient, which reads the same column buffer
       T* gcols = in_place ? gx + n0 * a.C_in * L : cols;

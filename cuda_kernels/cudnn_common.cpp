@@ -18,10 +18,12 @@ void throw_cudnn_error(cudnnStatus_t status, const char* stmt, const char* func,
   if (buffer[0] != '\0') details = gr::detail::str_cat(" [", buffer, "]");
 #endif
   int device = -1;
-  const std::string where = cudaGetDevice(&device) == cudaSuccess ? "device cuda:" + std::to_string(device) : "device ?";
-  gr::detail::throw_error(file, line,
-                          gr::detail::str_cat("cuDNN error ", static_cast<int>(status), " ", cudnnGetErrorString(status),
-                                              details, " in `", stmt, "` (", func, ", ", where, ")"));
+  const std::string where =
+      cudaGetDevice(&device) == cudaSuccess ? "device cuda:" + std::to_string(device) : "device ?";
+  gr::detail::throw_error(
+      file, line,
+      gr::detail::str_cat("cuDNN error ", static_cast<int>(status), " ", cudnnGetErrorString(status), details, " in `",
+                          stmt, "` (", func, ", ", where, ")"));
 }
 }  // namespace detail
 
@@ -48,9 +50,12 @@ cudnnHandle_t cudnn_handle() {
 
 cudnnDataType_t cudnn_data_type(ScalarType t, const char* op) {
   switch (t) {
-    case kFloat32: return CUDNN_DATA_FLOAT;
-    case kFloat64: return CUDNN_DATA_DOUBLE;
-    default: GR_ERROR(op, ": cuDNN path supports float32 and float64, got ", t);
+    case kFloat32:
+      return CUDNN_DATA_FLOAT;
+    case kFloat64:
+      return CUDNN_DATA_DOUBLE;
+    default:
+      GR_ERROR(op, ": cuDNN path supports float32 and float64, got ", t);
   }
 }
 

@@ -18,10 +18,10 @@ namespace detail {
                                     int line);
 }  // namespace detail
 
-#define GR_CUDNN_CHECK(stmt)                                                                       \
-  do {                                                                                             \
-    cudnnStatus_t gr_cudnn_status_ = (stmt);                                                       \
-    if (gr_cudnn_status_ != CUDNN_STATUS_SUCCESS) [[unlikely]]                                     \
+#define GR_CUDNN_CHECK(stmt)                                                                        \
+  do {                                                                                              \
+    cudnnStatus_t gr_cudnn_status_ = (stmt);                                                        \
+    if (gr_cudnn_status_ != CUDNN_STATUS_SUCCESS) [[unlikely]]                                      \
       ::gr::cuda::detail::throw_cudnn_error(gr_cudnn_status_, #stmt, __func__, __FILE__, __LINE__); \
   } while (0)
 
@@ -78,8 +78,7 @@ class FilterDescriptor : public CudnnDescriptor<cudnnFilterDescriptor_t, cudnnDe
 
 // A 2-D cross-correlation (what deep-learning frameworks call convolution) with groups,
 // computed in dtype t. float32 is restricted to FMA math (no TF32), as the cuBLAS GEMMs are.
-class ConvolutionDescriptor
-    : public CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor> {
+class ConvolutionDescriptor : public CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor> {
  public:
   ConvolutionDescriptor(ScalarType t, int pad_h, int pad_w, int stride_h, int stride_w, int dil_h, int dil_w,
                         int groups);

@@ -10,9 +10,9 @@
 namespace gr::cuda {
 namespace {
 
+using native::Conv2dArgs;
 using native::conv_input_index;
 using native::conv_output_index;
-using native::Conv2dArgs;
 
 constexpr int kThreads = 256;
 
@@ -114,10 +114,10 @@ void add_channel_bias(T* y, const T* b, int64_t N, int64_t C, int64_t L, cudaStr
   GR_CUDA_CHECK_LAUNCH();
 }
 
-#define GR_IM2COL_INSTANTIATE(T)                                                                                    \
-  template void im2col_cuda<T>(const Conv2dArgs&, const T*, int64_t, int64_t, ColsLayout, T*, cudaStream_t);       \
-  template void col2im_cuda<T>(const Conv2dArgs&, const T*, int64_t, int64_t, ColsLayout, T*, cudaStream_t);       \
-  template void images_to_channel_major<T>(const T*, int64_t, int64_t, int64_t, int64_t, T*, cudaStream_t);        \
+#define GR_IM2COL_INSTANTIATE(T)                                                                             \
+  template void im2col_cuda<T>(const Conv2dArgs&, const T*, int64_t, int64_t, ColsLayout, T*, cudaStream_t); \
+  template void col2im_cuda<T>(const Conv2dArgs&, const T*, int64_t, int64_t, ColsLayout, T*, cudaStream_t); \
+  template void images_to_channel_major<T>(const T*, int64_t, int64_t, int64_t, int64_t, T*, cudaStream_t);  \
   template void add_channel_bias<T>(T*, const T*, int64_t, int64_t, int64_t, cudaStream_t);
 GR_IM2COL_INSTANTIATE(float)
 GR_IM2COL_INSTANTIATE(double)

@@ -72,8 +72,10 @@ TEST_CASE("col2im as a gather over conv_output_index equals the CPU col2im_add b
   struct Case {
     int64_t C, H, W, kH, kW, sh, sw, ph, pw, dh, dw;
   };
-  const Case cases[] = {{2, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1}, {3, 9, 8, 3, 2, 2, 3, 1, 0, 1, 1},
-                        {1, 10, 9, 3, 3, 1, 2, 2, 1, 2, 3}, {2, 5, 5, 1, 1, 2, 2, 0, 0, 1, 1},
+  const Case cases[] = {{2, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1},
+                        {3, 9, 8, 3, 2, 2, 3, 1, 0, 1, 1},
+                        {1, 10, 9, 3, 3, 1, 2, 2, 1, 2, 3},
+                        {2, 5, 5, 1, 1, 2, 2, 0, 0, 1, 1},
                         {2, 6, 7, 5, 4, 3, 1, 2, 2, 1, 1}};
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-1, 1);

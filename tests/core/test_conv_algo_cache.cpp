@@ -35,11 +35,11 @@ TEST_CASE("conv algorithm keys: equal for the same problem, different when anyth
   others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kBackwardData));
   others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kBackwardFilter));
   int64_t native::Conv2dArgs::*fields[] = {
-      &native::Conv2dArgs::N,        &native::Conv2dArgs::C_in,     &native::Conv2dArgs::H,
-      &native::Conv2dArgs::W,        &native::Conv2dArgs::C_out,    &native::Conv2dArgs::kH,
-      &native::Conv2dArgs::kW,       &native::Conv2dArgs::stride_h, &native::Conv2dArgs::stride_w,
-      &native::Conv2dArgs::pad_h,    &native::Conv2dArgs::pad_w,    &native::Conv2dArgs::dil_h,
-      &native::Conv2dArgs::dil_w,    &native::Conv2dArgs::groups};
+      &native::Conv2dArgs::N,     &native::Conv2dArgs::C_in,     &native::Conv2dArgs::H,
+      &native::Conv2dArgs::W,     &native::Conv2dArgs::C_out,    &native::Conv2dArgs::kH,
+      &native::Conv2dArgs::kW,    &native::Conv2dArgs::stride_h, &native::Conv2dArgs::stride_w,
+      &native::Conv2dArgs::pad_h, &native::Conv2dArgs::pad_w,    &native::Conv2dArgs::dil_h,
+      &native::Conv2dArgs::dil_w, &native::Conv2dArgs::groups};
   for (auto f : fields) {
     native::Conv2dArgs b = a;
     b.*f += 1;

@@ -67,8 +67,8 @@ void check_cases(const std::string& label, cuda::Conv2dPath expect) {
         CHECK(cuda::last_conv2d_path() == expect);  // the backward pass ran last
       }
       // Only one gradient wanted: the other outputs are not touched (they are null).
-      const N::Conv2dArgs a = N::conv2d_args(cuda_in[0], cuda_in[1], cuda_in[2], c.stride, c.padding, c.dilation,
-                                             c.groups);
+      const N::Conv2dArgs a =
+          N::conv2d_args(cuda_in[0], cuda_in[1], cuda_in[2], c.stride, c.padding, c.dilation, c.groups);
       auto [gx, gw_none, gb_none] = N::conv2d_backward(a, cuda_in[3], Tensor(), cuda_in[1], {true, false, false});
       check_match(gx, want[1], conv_tol(t), what + " grad input alone");
       auto [gx_none, gw, gb] = N::conv2d_backward(a, cuda_in[3], cuda_in[0], Tensor(), {false, true, true});
@@ -164,7 +164,8 @@ TEST_SUITE("cuda") {
       TensorList in;
       for (const Tensor& v : cpu_in) in.push_back(native::to_device(v, cuda0()));
       const TensorList want = conv_all(c, cpu_in), got = conv_all(c, in);
-      for (size_t i = 0; i < want.size(); ++i) check_match(got[i], want[i], conv_tol(kFloat32), std::string("benchmark ") + c.name);
+      for (size_t i = 0; i < want.size(); ++i)
+        check_match(got[i], want[i], conv_tol(kFloat32), std::string("benchmark ") + c.name);
     }
     cuda::set_cudnn_benchmark(false);
     cuda::set_conv2d_workspace_limit(0);  // only algorithms without workspace (or im2col, in one-image chunks)

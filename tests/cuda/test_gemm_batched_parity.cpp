@@ -43,22 +43,27 @@ TEST_SUITE("cuda") {
   TEST_CASE("bmm and matmul on the batched cuBLAS GEMM match the CPU") {
     for (ScalarType t : {kFloat32, kFloat64}) {
       const std::string dt(dtype_name(t));
-      check_parity("bmm transposed operands " + dt, {random_tensor({6, 30, 20}, t, 610), random_tensor({6, 11, 30}, t, 611)},
-                   [](const TensorList& x) { return N::bmm(N::transpose(x[0], 1, 2), N::transpose(x[1], 1, 2)); },
-                   gemm_tol(t));
-      check_parity("bmm many tiny products " + dt, {random_tensor({1000, 3, 4}, t, 612), random_tensor({1000, 4, 2}, t, 613)},
-                   [](const TensorList& x) { return N::bmm(x[0], x[1]); }, gemm_tol(t));
-      check_parity("bmm K = 0 " + dt, {random_tensor({3, 4, 0}, t, 614), random_tensor({3, 0, 5}, t, 615)},
-                   [](const TensorList& x) { return N::bmm(x[0], x[1]); }, kExact);
+      check_parity(
+          "bmm transposed operands " + dt, {random_tensor({6, 30, 20}, t, 610), random_tensor({6, 11, 30}, t, 611)},
+          [](const TensorList& x) { return N::bmm(N::transpose(x[0], 1, 2), N::transpose(x[1], 1, 2)); }, gemm_tol(t));
+      check_parity(
+          "bmm many tiny products " + dt, {random_tensor({1000, 3, 4}, t, 612), random_tensor({1000, 4, 2}, t, 613)},
+          [](const TensorList& x) { return N::bmm(x[0], x[1]); }, gemm_tol(t));
+      check_parity(
+          "bmm K = 0 " + dt, {random_tensor({3, 4, 0}, t, 614), random_tensor({3, 0, 5}, t, 615)},
+          [](const TensorList& x) { return N::bmm(x[0], x[1]); }, kExact);
       // A non-contiguous batch times one matrix: the matrix is shared (batch stride 0).
-      check_parity("matmul matrix broadcast over a batch " + dt,
-                   {random_tensor({4, 20, 12}, t, 616), random_tensor({20, 9}, t, 617)},
-                   [](const TensorList& x) { return N::matmul(N::transpose(x[0], 1, 2), x[1]); }, gemm_tol(t));
-      check_parity("matmul broadcast batch dims " + dt,
-                   {random_tensor({3, 1, 6, 16}, t, 618), random_tensor({2, 16, 7}, t, 619)},
-                   [](const TensorList& x) { return N::matmul(x[0], x[1]); }, gemm_tol(t));
-      check_parity("matmul vector times batch " + dt, {random_tensor({16}, t, 620), random_tensor({5, 16, 3}, t, 621)},
-                   [](const TensorList& x) { return N::matmul(x[0], x[1]); }, gemm_tol(t));
+      check_parity(
+          "matmul matrix broadcast over a batch " + dt,
+          {random_tensor({4, 20, 12}, t, 616), random_tensor({20, 9}, t, 617)},
+          [](const TensorList& x) { return N::matmul(N::transpose(x[0], 1, 2), x[1]); }, gemm_tol(t));
+      check_parity(
+          "matmul broadcast batch dims " + dt,
+          {random_tensor({3, 1, 6, 16}, t, 618), random_tensor({2, 16, 7}, t, 619)},
+          [](const TensorList& x) { return N::matmul(x[0], x[1]); }, gemm_tol(t));
+      check_parity(
+          "matmul vector times batch " + dt, {random_tensor({16}, t, 620), random_tensor({5, 16, 3}, t, 621)},
+          [](const TensorList& x) { return N::matmul(x[0], x[1]); }, gemm_tol(t));
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "cuda_kernels/runtime.h"
 #include "distributed/nccl/nccl_utils.h"
 
 namespace gr::distributed::nccl {
@@ -52,30 +53,26 @@ void Watchdog::add(std::shared_ptr<NCCLWork> work, std::vector<Tensor> keep_aliv
 void Watchdog::poll() {
   std::lock_guard poll_lock(poll_mutex_);
   std::vector<Entry> done;
-  cudaError_t broken = cudaSuccess;
+  std::string broken;
   {
     std::lock_guard lock(mutex_);
     // One stream, so collectives complete in issue order: stop at the first one running.
-    while (!entries_.empty()) {
-      const cudaError_t state = cudaEventQuery(entries_.front().work->end_event());
-      if (state == cudaErrorNotReady) break;
-      if (state != cudaSuccess) {
-        broken = state;
-        break;
+    try {
+      while (!entries_.empty() && entries_.front().work->end_event().query()) {
+        done.push_back(std::move(entries_.front()));
+        entries_.pop_front();
       }
-      done.push_back(std::move(entries_.front()));
-      entries_.pop_front();
+    } catch (const gr::Error& e) {
+      broken = e.message();  // a CUDA error (a faulted kernel): the device is unusable
     }
   }
   for (Entry& e : done)
     if (!e.failed) e.work->finish_completed();
   // `done` goes out of scope here: the tensors it kept alive are released after the GPU
   // finished with them.
-  if (broken != cudaSuccess) {
-    cudaGetLastError();
-    fail(detail::str_cat("nccl on rank ", rank_, " of ", size_, ": CUDA error ", cudaGetErrorName(broken), ": ",
-                         cudaGetErrorString(broken), " while checking a collective's completion event"));
-  }
+  if (!broken.empty())
+    fail(detail::str_cat("nccl on rank ", rank_, " of ", size_, ": checking a collective's completion event failed: ",
+                         broken));
 }
 
 void Watchdog::check_timeout_and_async_error() {
@@ -133,9 +130,10 @@ bool Watchdog::drain(std::chrono::milliseconds limit) {
 
 void Watchdog::loop() {
   // Events and the callbacks' kernels belong to the group's device.
-  if (cudaSetDevice(device_) != cudaSuccess) {
-    cudaGetLastError();
-    fail(detail::str_cat("nccl watchdog on rank ", rank_, ": cannot select device cuda:", device_));
+  try {
+    cuda::set_device(device_);
+  } catch (const gr::Error& e) {
+    fail(detail::str_cat("nccl watchdog on rank ", rank_, ": ", e.message()));
   }
   std::unique_lock lock(mutex_);
   while (!stop_) {

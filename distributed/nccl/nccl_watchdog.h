@@ -6,8 +6,6 @@
 // collective and the timeout.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <condition_variable>
 #include <deque>
 #include <memory>

@@ -5,8 +5,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "cuda_kernels/cuda_check.h"
-#include "cuda_kernels/runtime.h"
+#include "cuda_kernels/stream.h"
 #include "distributed/nccl/nccl_watchdog.h"
 
 namespace gr::distributed::nccl {
@@ -50,19 +49,10 @@ NCCLWork::NCCLWork(std::string description, int device, bool blocking, std::chro
       timeout_(timeout),
       issued_at_(std::chrono::steady_clock::now()),
       health_(std::move(health)),
-      watchdog_(std::move(watchdog)) {
-  GR_CUDA_CHECK(cudaEventCreateWithFlags(&end_, cudaEventDisableTiming));
-}
+      watchdog_(std::move(watchdog)) {}
 
-NCCLWork::~NCCLWork() {
-  // Destroying an event that a stream still waits on is allowed (released when done).
-  if (end_) cudaEventDestroy(end_);
-  if (after_callbacks_) cudaEventDestroy(after_callbacks_);
-}
-
-void NCCLWork::order_current_stream_after(cudaEvent_t event) {
-  cuda::DeviceGuard guard(device_);
-  GR_CUDA_CHECK(cudaStreamWaitEvent(cuda::current_stream(), event, 0));
+void NCCLWork::order_current_stream_after(const cuda::Event& event) {
+  cuda::Stream::current(device_).wait(event);
 }
 
 void NCCLWork::wait(std::chrono::milliseconds timeout) {
@@ -78,7 +68,7 @@ void NCCLWork::stream_wait(std::chrono::milliseconds timeout) {
       finish(failure);
     } else {
       cuda::DeviceGuard guard(device_);
-      GR_CUDA_CHECK(cudaStreamWaitEvent(cuda::current_stream(), end_, 0));
+      order_current_stream_after(end_);
       finish_with_callbacks();
     }
     Work::wait();  // completed now: rethrows the failure or a callback's error
@@ -87,16 +77,14 @@ void NCCLWork::stream_wait(std::chrono::milliseconds timeout) {
   // The watchdog claimed it: its finish() is quick (callbacks only queue work), so this host
   // wait is short; it rethrows a failure.
   Work::wait(timeout);
-  order_current_stream_after(after_callbacks_ ? after_callbacks_ : end_);
+  order_current_stream_after(after_callbacks_.recorded() ? after_callbacks_ : end_);
 }
 
 void NCCLWork::host_wait_for_gpu() {
   const auto limit = issued_at_ + timeout_ + kSynchronizeSlack;
   for (int spins = 0;; ++spins) {
     if (health_->failed()) return;  // the communicator was aborted; wait() raises the error
-    const cudaError_t state = cudaEventQuery(end_);
-    if (state == cudaSuccess) return;
-    if (state != cudaErrorNotReady) GR_CUDA_CHECK(state);
+    if (end_.query()) return;
     GR_CHECK(timeout_.count() <= 0 || std::chrono::steady_clock::now() < limit, description(),
              ": not completed after ", (timeout_ + kSynchronizeSlack).count(),
              " ms and the watchdog did not abort it (a peer may have died or be stuck)");
@@ -115,12 +103,7 @@ void NCCLWork::synchronize() {
 void NCCLWork::finish_with_callbacks() {
   // The last callback records an event after the others' kernels: later wait() calls (from
   // any thread) order their streams after it.
-  then([this] {
-    cudaEvent_t event = nullptr;
-    GR_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    after_callbacks_ = event;
-    GR_CUDA_CHECK(cudaEventRecord(event, cuda::current_stream()));
-  });
+  then([this] { after_callbacks_.record(cuda::Stream::current(device_)); });
   finish();
 }
 

@@ -3,8 +3,6 @@
 // watchdog has aborted its communicator. See Note [NCCL work completion].
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -12,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "cuda_kernels/event.h"
 #include "distributed/work.h"
 
 namespace gr::distributed::nccl {
@@ -51,16 +50,15 @@ class Watchdog;
 
 class NCCLWork : public Work {
  public:
-  // `blocking`: wait() also blocks the host (barrier). Creates the end event (on `device`,
-  // which must be current).
+  // `blocking`: wait() also blocks the host (barrier). The group records end_event() on its
+  // stream right after the collective.
   NCCLWork(std::string description, int device, bool blocking, std::chrono::milliseconds timeout,
            std::shared_ptr<Health> health, std::weak_ptr<Watchdog> watchdog);
-  ~NCCLWork() override;
 
   void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) override;
   void synchronize() override;
 
-  cudaEvent_t end_event() const { return end_; }
+  cuda::Event& end_event() { return end_; }
   int device() const { return device_; }
   std::chrono::steady_clock::time_point issued_at() const { return issued_at_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
@@ -75,7 +73,8 @@ class NCCLWork : public Work {
   bool claim() { return !claimed_.exchange(true); }
   void stream_wait(std::chrono::milliseconds timeout);
   void finish_with_callbacks();
-  void order_current_stream_after(cudaEvent_t event);
+  // The caller's current stream of the work's device waits for `event`.
+  void order_current_stream_after(const cuda::Event& event);
   void host_wait_for_gpu();
 
   int device_;
@@ -85,8 +84,8 @@ class NCCLWork : public Work {
   std::shared_ptr<Health> health_;
   std::weak_ptr<Watchdog> watchdog_;
   std::atomic<bool> claimed_{false};
-  cudaEvent_t end_ = nullptr;
-  cudaEvent_t after_callbacks_ = nullptr;  // set by the watchdog before the work completes
+  cuda::Event end_;
+  cuda::Event after_callbacks_;  // recorded by the finishing thread before the work completes
 };
 
 }  // namespace gr::distributed::nccl

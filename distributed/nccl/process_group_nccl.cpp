@@ -66,7 +66,7 @@ ProcessGroupNCCL::~ProcessGroupNCCL() {
     return;
   }
   // At process exit the CUDA runtime may already be unloading: touch nothing then.
-  const cudaError_t probe = cudaStreamQuery(stream_);
+  const cudaError_t probe = cudaStreamQuery(stream_.handle());
   if (probe == cudaErrorCudartUnloading || probe == cudaErrorContextIsDestroyed) {
     cudaGetLastError();
     watchdog_->stop();
@@ -78,9 +78,7 @@ ProcessGroupNCCL::~ProcessGroupNCCL() {
     watchdog_->fail(detail::str_cat("nccl on rank ", rank_, " of ", size_,
                                     ": the process group was destroyed with collectives still in flight"));
   watchdog_->stop();
-  comm_.reset();  // finalize and destroy (or nothing after an abort)
-  cudaEventDestroy(ready_);
-  cudaStreamDestroy(stream_);
+  comm_.reset();  // finalize and destroy (or nothing after an abort); the pool stream stays
 }
 
 int ProcessGroupNCCL::device() const {
@@ -89,6 +87,11 @@ int ProcessGroupNCCL::device() const {
 }
 
 size_t ProcessGroupNCCL::in_flight() const { return watchdog_->in_flight(); }
+
+cuda::Stream ProcessGroupNCCL::stream() const {
+  std::lock_guard lock(mutex_);
+  return stream_;
+}
 
 void ProcessGroupNCCL::ensure_comm(int device) {
   if (comm_) {
@@ -107,12 +110,10 @@ void ProcessGroupNCCL::ensure_comm(int device) {
     health_->fail(e.message());
     throw;
   }
-  int least = 0, greatest = 0;
-  GR_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   // Communication gets the highest priority, so it is not starved by the compute kernels it
-  // overlaps with.
-  GR_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
-  GR_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+  // overlaps with. A pool stream: never destroyed, so the caching allocator's per-stream
+  // pools can never see its handle reused by another stream.
+  stream_ = cuda::Stream::create(device, cuda::Stream::priority_range(device).second);
   barrier_buffer_ = zeros({1}, TensorOptions(kFloat32).device(Device(kCUDA, device)));
   comm_ = std::move(comm);
   device_ = device;
@@ -140,10 +141,10 @@ WorkPtr ProcessGroupNCCL::issue(const std::string& description, int device, std:
   work->set_result(outputs);
   keep_alive.insert(keep_alive.end(), outputs.begin(), outputs.end());
   // Everything the caller queued so far (e.g. the kernels producing the inputs) runs first.
-  GR_CUDA_CHECK(cudaEventRecord(ready_, cuda::current_stream()));
-  GR_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_, 0));
+  ready_.record(cuda::Stream::current(device_));
+  stream_.wait(ready_);
   try {
-    body(stream_, keep_alive);
+    body(stream_.handle(), keep_alive);
   } catch (const gr::Error& e) {
     // A failed NCCL call leaves the communicator unusable (and peers possibly waiting in
     // the same collective): fail the group, which aborts it, outside the lock (failing runs
@@ -152,7 +153,7 @@ WorkPtr ProcessGroupNCCL::issue(const std::string& description, int device, std:
     watchdog_->fail(detail::str_cat(description, ": ", e.message()));
     throw;
   }
-  GR_CUDA_CHECK(cudaEventRecord(work->end_event(), stream_));
+  work->end_event().record(stream_);
   watchdog_->add(work, std::move(keep_alive));
   return work;
 }

@@ -7,8 +7,6 @@
 // watchdog thread aborts the communicator when a collective outlives the timeout.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -17,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "cuda_kernels/event.h"
+#include "cuda_kernels/stream.h"
 #include "distributed/process_group.h"
 #include "distributed/store.h"
 
@@ -63,8 +63,8 @@ class ProcessGroupNCCL : public ProcessGroup {
 
   // The group's device, -1 before its communicator exists.
   int device() const;
-  // The communication stream (null before the communicator exists).
-  cudaStream_t stream() const { return stream_; }
+  // The communication stream (a null handle before the communicator exists).
+  cuda::Stream stream() const;
   // Collectives issued and not yet seen complete by the watchdog.
   size_t in_flight() const;
 
@@ -88,8 +88,8 @@ class ProcessGroupNCCL : public ProcessGroup {
   mutable std::mutex mutex_;  // issuing: one thread at a time talks to the communicator
   std::shared_ptr<nccl::Comm> comm_;
   int device_ = -1;
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t ready_ = nullptr;  // recorded on the caller's stream before each collective
+  cuda::Stream stream_{nullptr, -1};  // from the device's highest-priority pool
+  cuda::Event ready_;                 // recorded on the caller's stream before each collective
   Tensor barrier_buffer_;
   std::atomic<uint64_t> sequence_{0};  // collectives described, for their names
 };

@@ -10,10 +10,12 @@
 
 #include "core/native/copy.h"
 #include "cuda_kernels/runtime.h"
+#include "distributed/file_store.h"
 #include "distributed/init.h"
 #include "distributed/launcher.h"
 #include "distributed/nccl/process_group_nccl.h"
 #include "nccl_test_util.h"
+#include "test_util.h"
 
 using namespace gr;
 using namespace gr::distributed;
@@ -157,6 +159,28 @@ TEST_SUITE("nccl") {
       GR_CHECK(nccl.in_flight() == 0, "rank ", rank, ": ", nccl.in_flight(), " collectives still in flight");
       destroy_process_group();
     }, {.timeout = 180s});
+  }
+
+  TEST_CASE("new_group of NCCL ranks, and a group created eagerly on a given device") {
+    const std::string store_path = test::temp_path("nccl_eager", "store");  // chosen here, shared by the ranks
+    spawn(g_nccl_ranks, [store_path](int rank) {
+      ProcessGroupPtr pg = join_nccl(rank);
+      ProcessGroupPtr first = new_group({0});
+      GR_CHECK((rank == 0) == (first != nullptr), "rank ", rank, ": wrong new_group membership");
+      if (first) {
+        Tensor x = on(rank, full({3}, 5.0, kFloat32));
+        first->allreduce(x)->wait();
+        expect_values(x, full({3}, 5.0, kFloat64), "allreduce on a one-rank new_group", rank);
+      }
+      NCCLOptions o;
+      o.device_id = rank;
+      ProcessGroupNCCL eager(std::make_shared<FileStore>(store_path, pg->size()), rank, pg->size(), o);
+      GR_CHECK(eager.device() == rank, "rank ", rank, ": the eager group is on cuda:", eager.device());
+      Tensor y = on(rank, full({3}, rank + 1.0, kFloat32));
+      eager.allreduce(y, ReduceOp::Max)->wait();
+      expect_values(y, full({3}, double(pg->size()), kFloat64), "allreduce max on the eager group", rank);
+      destroy_process_group();
+    }, {.timeout = 120s});
   }
 
   TEST_CASE("then() post-processing is ordered after the collective (the compression hooks' pattern)") {

@@ -9,6 +9,7 @@
 #include "core/device.h"
 #include "core/dtype.h"
 #include "core/allocator.h"
+#include "core/cuda_memory.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/generator.h"

@@ -1,4 +1,4 @@
-// bench_ops: CPU kernel benchmark. Every op is first checked against a plain reference
+// bench_ops: kernel benchmark (CPU, or CUDA with --device cuda). Every op is first checked against a plain reference
 // (naive double-precision loops: dot products for SGEMM, a direct convolution and its
 // gradients for conv2d, scalar loops for the element-wise ops and sum); only then is it
 // timed (best of --repeat runs). Prints a table, and with --json one JSON object as the
@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include "common/device.h"
 #include "core/native/conv2d.h"
 #include <gradring/gradring.h>
 #include <iostream>
@@ -20,6 +21,15 @@
 namespace {
 
 using gr::Tensor;
+
+// Where the timed ops run (--device); references and checks always run on the CPU.
+gr::Device g_device;
+Tensor dev(const Tensor& t) { return t.defined() ? t.to(g_device) : t; }
+Tensor host(const Tensor& t) { return t.defined() ? t.to(gr::Device(gr::kCPU)) : t; }
+// Waits for the GPU's queued work (kernels are asynchronous), so a timing covers it.
+void sync() {
+  if (g_device.is_cuda()) gr::cuda::synchronize(g_device.index);
+}
 
 // One benchmark: `check` returns the largest relative error against the reference and
 // the tolerance it must stay under; `run` is what gets timed; `work` is FLOPs or bytes.
@@ -44,10 +54,12 @@ double seconds() {
 // Best of `repeat` runs after one warm-up; quick ops run more often (up to ~0.3 s).
 double best_ms(const std::function<void()>& run, int repeat) {
   run();
+  sync();
   double best = 1e30, total = 0;
   for (int i = 0; i < repeat || (total < 0.3 && i < 50 * repeat); ++i) {
     const double t0 = seconds();
     run();
+    sync();
     const double dt = seconds() - t0;
     best = std::min(best, dt);
     total += dt;
@@ -64,9 +76,9 @@ const float* f32(const Tensor& t) { return t.data_ptr<float>(); }
 
 // ---- SGEMM: C = A B, checked on sampled entries against double dot products ----
 Bench sgemm(int64_t n) {
-  Tensor a = rnd({n, n}, 1), b = rnd({n, n}, 2);
+  Tensor a = rnd({n, n}, 1), b = rnd({n, n}, 2), da = dev(a), db = dev(b);
   auto check = [=] {
-    Tensor c = gr::mm(a, b);
+    Tensor c = host(gr::mm(da, db));
     const int64_t samples = n <= 256 ? n * n : 4096;
     gr::Generator g(3);
     Tensor idx = gr::randint(0, n * n, {samples}, gr::kInt64, &g);
@@ -83,7 +95,7 @@ Bench sgemm(int64_t n) {
     return std::make_pair(worst, 1e-5);
   };
   const std::string s = std::to_string(n);
-  return {"sgemm", s + "x" + s + "x" + s, check, [=] { gr::mm(a, b); }, 2.0 * n * n * n, false};
+  return {"sgemm", s + "x" + s + "x" + s, check, [=] { gr::mm(da, db); }, 2.0 * n * n * n, false};
 }
 
 // ---- conv2d (stride 1, no padding), checked against a direct convolution in double ----
@@ -130,7 +142,7 @@ DirectConv direct_conv(const ConvShape& s, const Tensor& x, const Tensor& w, con
 
 // Largest |got - ref| relative to the largest |ref|.
 double rel_err(const Tensor& got, const std::vector<double>& ref) {
-  Tensor c = got.contiguous();
+  Tensor c = host(got).contiguous();
   double worst = 0, scale = 1e-30;
   for (size_t i = 0; i < ref.size(); ++i) {
     worst = std::max(worst, std::abs(f32(c)[i] - ref[i]));
@@ -145,16 +157,17 @@ std::vector<Bench> conv2d(const ConvShape& s) {
   const int64_t Ho = s.H - s.k + 1, Wo = s.W - s.k + 1;
   Tensor gy = rnd({s.N, s.O, Ho, Wo}, 13);
   const double fwd = 2.0 * s.N * s.O * Ho * Wo * s.C * s.k * s.k;
+  Tensor dx = dev(x), dw = dev(w), dbias = dev(b), dgy = dev(gy);
   auto train_step = [=]() mutable {
-    Tensor xi = s.input_grad ? x.detach().requires_grad_(true) : x;
-    Tensor wi = w.detach().requires_grad_(true), bi = s.bias ? b.detach().requires_grad_(true) : Tensor();
-    gr::conv2d(xi, wi, bi).backward(gy);
+    Tensor xi = s.input_grad ? dx.detach().requires_grad_(true) : dx;
+    Tensor wi = dw.detach().requires_grad_(true), bi = s.bias ? dbias.detach().requires_grad_(true) : Tensor();
+    gr::conv2d(xi, wi, bi).backward(dgy);
     return std::vector<Tensor>{xi.grad(), wi.grad(), bi.defined() ? bi.grad() : Tensor()};
   };
   auto check_fwd = [=] {
     DirectConv ref = direct_conv(s, x, w, b, gy);
     gr::NoGradGuard no_grad;
-    return std::make_pair(rel_err(gr::conv2d(x, w, b), ref.y), 1e-5);
+    return std::make_pair(rel_err(gr::conv2d(dx, dw, dbias), ref.y), 1e-5);
   };
   auto check_bwd = [=]() mutable {
     DirectConv ref = direct_conv(s, x, w, b, gy);
@@ -167,18 +180,18 @@ std::vector<Bench> conv2d(const ConvShape& s) {
   const double bwd = fwd * (s.input_grad ? 2 : 1);
   return {{"conv2d_fwd", s.label, check_fwd, [=] {
              gr::NoGradGuard no_grad;
-             gr::conv2d(x, w, b);
+             gr::conv2d(dx, dw, dbias);
            }, fwd, false},
           {"conv2d_fwdbwd", s.label, check_bwd, [=]() mutable { train_step(); }, fwd + bwd, false}};
 }
 
 // ---- element-wise and reduction, in GB/s of tensor data read + written ----
 std::vector<Bench> elementwise(int64_t n) {
-  Tensor a = rnd({n}, 20), b = rnd({n}, 21);
+  Tensor a = rnd({n}, 20), b = rnd({n}, 21), da = dev(a), db = dev(b);
   const std::string s = std::to_string(n);
   auto check_map = [=](std::function<Tensor()> f, std::function<double(float, float)> ref) {
     return [=] {
-      Tensor c = f();
+      Tensor c = host(f());
       double worst = 0;
       for (int64_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(f32(c)[i] - ref(f32(a)[i], f32(b)[i])));
       return std::make_pair(worst, 0.0);
@@ -187,14 +200,14 @@ std::vector<Bench> elementwise(int64_t n) {
   auto check_sum = [=] {
     double ref = 0, mag = 0;
     for (int64_t i = 0; i < n; ++i) ref += f32(a)[i], mag += std::abs(f32(a)[i]);
-    return std::make_pair(std::abs(a.sum().item<float>() - ref) / mag, 1e-5);
+    return std::make_pair(std::abs(da.sum().item<float>() - ref) / mag, 1e-5);
   };
   const double e = sizeof(float) * double(n);
-  return {{"add", s, check_map([=] { return a + b; }, [](float x, float y) { return double(x + y); }),
-           [=] { a + b; }, 3 * e, true},
-          {"relu", s, check_map([=] { return gr::relu(a); }, [](float x, float) { return double(x > 0 ? x : 0); }),
-           [=] { gr::relu(a); }, 2 * e, true},
-          {"sum", s, check_sum, [=] { a.sum(); }, e, true}};
+  return {{"add", s, check_map([=] { return da + db; }, [](float x, float y) { return double(x + y); }),
+           [=] { da + db; }, 3 * e, true},
+          {"relu", s, check_map([=] { return gr::relu(da); }, [](float x, float) { return double(x > 0 ? x : 0); }),
+           [=] { gr::relu(da); }, 2 * e, true},
+          {"sum", s, check_sum, [=] { da.sum(); }, e, true}};
 }
 
 const std::vector<std::string> kOps = {"sgemm", "conv2d_fwd", "conv2d_fwdbwd", "add", "relu", "sum"};
@@ -209,7 +222,7 @@ bool selected(const std::vector<std::string>& filter, const std::string& op) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bench_ops: validate each CPU kernel against a reference, then time it (best of N)"};
+  CLI::App app{"bench_ops: validate each kernel (CPU, or CUDA with --device cuda) against a reference, then time it (best of N)"};
   int threads = 1, repeat = 10;
   bool json = false;
   std::string ops_arg;
@@ -217,11 +230,20 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", repeat, "timed runs per op; the best is reported")->check(CLI::Range(1, 100000));
   app.add_option("--ops", ops_arg, "comma-separated ops or families: sgemm, conv2d (conv2d_fwd, conv2d_fwdbwd), add, relu, sum");
   app.add_flag("--json", json, "also print one JSON object as the last line");
+  std::string device_spec = "cpu";
+  app.add_option("--device", device_spec, "cpu, cuda or cuda:N (without a CUDA device: a notice, then the CPU)")
+      ->capture_default_str();
   std::string conv_algorithm = "auto";
   app.add_option("--conv-algorithm", conv_algorithm, "CPU conv2d algorithm: auto, im2col, winograd or direct")
       ->check(CLI::IsMember({"auto", "im2col", "winograd", "direct"}))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  try {
+    g_device = gr::apps::pick_device(device_spec, "bench_ops");
+  } catch (const gr::Error& e) {
+    std::cerr << "bench_ops: " << e.message() << "\n";
+    return 2;
+  }
   using gr::native::Conv2dCpuAlgorithm;
   gr::native::set_conv2d_cpu_algorithm(conv_algorithm == "im2col"     ? Conv2dCpuAlgorithm::kIm2col
                                        : conv_algorithm == "winograd" ? Conv2dCpuAlgorithm::kWinograd
@@ -254,7 +276,10 @@ int main(int argc, char** argv) {
   for (Bench& b : elementwise(int64_t(1) << 22))
     if (selected(filter, b.op)) benches.push_back(std::move(b));
 
-  std::printf("bench_ops: gradring %s, %d thread(s), best of %d\n", gr::kVersion, threads, repeat);
+  if (g_device.is_cuda())
+    std::printf("bench_ops: gradring %s, %s, best of %d\n", gr::kVersion, g_device.str().c_str(), repeat);
+  else
+    std::printf("bench_ops: gradring %s, %d thread(s), best of %d\n", gr::kVersion, threads, repeat);
   std::printf("%-14s %-42s %10s %16s  %s\n", "op", "shape", "time_ms", "rate", "check (rel err)");
   std::vector<Result> results;
   for (const Bench& b : benches) {
@@ -272,7 +297,8 @@ int main(int argc, char** argv) {
     results.push_back({b.op, b.shape, ms, rate, err, b.bytes});
   }
   if (json) {
-    nlohmann::json out = {{"bench", "bench_ops"}, {"threads", threads}, {"repeat", repeat}, {"results", nlohmann::json::array()}};
+    nlohmann::json out = {{"bench", "bench_ops"},   {"threads", threads}, {"repeat", repeat},
+                          {"device", g_device.str()}, {"results", nlohmann::json::array()}};
     for (const Result& r : results)
       out["results"].push_back({{"op", r.op}, {"shape", r.shape}, {"ms", r.ms}, {r.bytes ? "gbps" : "gflops", r.rate},
                                 {"max_rel_err", r.max_err}});

@@ -38,6 +38,10 @@ void cuda::empty_cache() {
   if (detail::CudaHooks* h = hooks()) h->empty_cache();
 }
 
+void cuda::synchronize(int device) {
+  if (detail::CudaHooks* h = hooks()) h->synchronize(device);
+}
+
 cuda::MemoryStats cuda::pinned_memory_stats() {
   detail::CudaHooks* h = hooks();
   return h ? h->pinned_memory_stats() : MemoryStats{};

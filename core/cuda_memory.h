@@ -23,6 +23,9 @@ void reset_peak_memory_stats(int device = -1);
 void empty_cache();
 // The pinned host allocator (cudaHostAlloc segments, same bookkeeping).
 MemoryStats pinned_memory_stats();
+// Blocks until every stream of `device` (-1: the current device) has finished its work, as
+// torch.cuda.synchronize(); for timing and tests. Does nothing without a device.
+void synchronize(int device = -1);
 
 }  // namespace gr::cuda
 
@@ -51,6 +54,7 @@ class CudaHooks {
   virtual BlockPoolStats pinned_memory_stats() = 0;
   virtual DataPtr allocate_pinned(size_t nbytes) = 0;
   virtual bool is_pinned(const void* ptr) = 0;
+  virtual void synchronize(int device) = 0;
 };
 void set_cuda_hooks(CudaHooks* hooks);
 

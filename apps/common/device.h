@@ -19,8 +19,9 @@ inline Device pick_device(const std::string& spec, const char* app, int local_ra
   if (requested.is_cpu()) return requested;
   const int count = cuda_device_count();
   if (count == 0) {
-    std::fprintf(stderr, "%s: --device %s: %s; running on the CPU\n", app, spec.c_str(),
-                 built_with_cuda() ? "no CUDA device found" : "this build has no CUDA backend");
+    // A CUDA build has just said so itself ("gradring: no CUDA device found; running on CPU").
+    if (!built_with_cuda())
+      std::fprintf(stderr, "%s: --device %s: this build has no CUDA backend; running on the CPU\n", app, spec.c_str());
     return Device(kCPU);
   }
   const bool indexed = spec.find(':') != std::string::npos;

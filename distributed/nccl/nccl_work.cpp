@@ -75,7 +75,9 @@ void NCCLWork::stream_wait(std::chrono::milliseconds timeout) {
     return;
   }
   // The watchdog claimed it: its finish() is quick (callbacks only queue work), so this host
-  // wait is short; it rethrows a failure.
+  // wait is short; it rethrows a failure. While it is still aborting the communicator, the
+  // group's failure is the answer already.
+  if (health_->failed() && !is_completed()) std::rethrow_exception(health_->failure());
   Work::wait(timeout);
   order_current_stream_after(after_callbacks_.recorded() ? after_callbacks_ : end_);
 }

@@ -151,6 +151,7 @@ int run(const Options& o, Job& job) {
   lo.batch_size = o.batch_size;  // per rank
   lo.seed = o.seed;
   lo.num_workers = o.workers;
+  lo.pin_memory = job.device.is_cuda();  // batches in page-locked memory: asynchronous copies to the GPU
   if (job.distributed())
     lo.sampler = std::make_shared<data::DistributedSampler>(train->size(), job.world, job.rank, true, o.seed);
   else

@@ -84,30 +84,34 @@ Comm::~Comm() {
     const auto deadline = Clock::now() + std::min(kFinalizeLimit, std::chrono::milliseconds(timeout_ms_.load()));
     if (!poll_until_ready([&] { return async_error(); }, deadline, r)) r = ncclInProgress;
   }
-  if (r == ncclSuccess) r = ncclCommDestroy(comm_);
-  else abort();
+  if (r == ncclSuccess)
+    r = ncclCommDestroy(comm_);
+  else
+    abort();
   if (r != ncclSuccess && !aborted_.load())
     std::fprintf(stderr, "gradring: nccl rank %d: destroying the communicator failed: %s\n", rank_,
                  ncclGetErrorString(r));
 }
 
 void Comm::complete(ncclResult_t result, const char* stmt, const char* func, const char* file, int line) {
-  if (result == ncclInProgress) wait_ready(stmt, func, file, line);
-  else if (result != ncclSuccess) throw_error(result, last_error().c_str(), stmt, func, file, line, device_, rank_);
+  if (result == ncclInProgress)
+    wait_ready(stmt, func, file, line);
+  else if (result != ncclSuccess)
+    throw_error(result, last_error().c_str(), stmt, func, file, line, device_, rank_);
 }
 
 void Comm::wait_ready(const char* stmt, const char* func, const char* file, int line) {
   const auto timeout = std::chrono::milliseconds(timeout_ms_.load());
   ncclResult_t r = ncclSuccess;
-  const bool ready = poll_until_ready(
-      [&] { return aborted_.load() ? ncclInvalidUsage : async_error(); }, Clock::now() + timeout, r);
+  const bool ready =
+      poll_until_ready([&] { return aborted_.load() ? ncclInvalidUsage : async_error(); }, Clock::now() + timeout, r);
   GR_CHECK(!aborted_.load(), "nccl: `", stmt, "` (", func, ", rank ", rank_, " of ", size_,
            "): the communicator was aborted (see the watchdog's error)");
   if (!ready)
-    gr::detail::throw_error(file, line,
-                            detail::str_cat("nccl: `", stmt, "` (", func, ", rank ", rank_, " of ", size_,
-                                            ") did not complete within ", timeout.count(),
-                                            " ms (a peer may have died, or the ranks issued different collectives)"));
+    gr::detail::throw_error(
+        file, line,
+        detail::str_cat("nccl: `", stmt, "` (", func, ", rank ", rank_, " of ", size_, ") did not complete within ",
+                        timeout.count(), " ms (a peer may have died, or the ranks issued different collectives)"));
   if (r != ncclSuccess) throw_error(r, last_error().c_str(), stmt, func, file, line, device_, rank_);
 }
 

@@ -21,30 +21,41 @@ void check_tensors(const std::vector<Tensor>& ts, int device, const char* op, in
   check_tensor(ts[0], device, op, rank);
   for (size_t i = 1; i < ts.size(); ++i) {
     check_tensor(ts[i], ts[0].device().index, op, rank);
-    GR_CHECK(!same_shape || (ts[i].sizes() == ts[0].sizes() && ts[i].scalar_type() == ts[0].scalar_type()), "nccl ",
-             op, " on rank ", rank, ": tensor ", i, " is ", ts[i].scalar_type(), " ", ts[i].sizes(),
-             " but tensor 0 is ", ts[0].scalar_type(), " ", ts[0].sizes(), " (all must match)");
+    GR_CHECK(!same_shape || (ts[i].sizes() == ts[0].sizes() && ts[i].scalar_type() == ts[0].scalar_type()), "nccl ", op,
+             " on rank ", rank, ": tensor ", i, " is ", ts[i].scalar_type(), " ", ts[i].sizes(), " but tensor 0 is ",
+             ts[0].scalar_type(), " ", ts[0].sizes(), " (all must match)");
   }
 }
 
 ncclDataType_t to_nccl(ScalarType t) {
   switch (t) {
-    case kFloat32: return ncclFloat32;
-    case kFloat64: return ncclFloat64;
-    case kInt64: return ncclInt64;
-    case kUInt8: return ncclUint8;
-    case kBFloat16: return ncclBfloat16;
-    case kFloat16: return ncclFloat16;
-    default: GR_ERROR("nccl: dtype ", t, " is not supported (float32, float64, int64, uint8, bfloat16, float16 are)");
+    case kFloat32:
+      return ncclFloat32;
+    case kFloat64:
+      return ncclFloat64;
+    case kInt64:
+      return ncclInt64;
+    case kUInt8:
+      return ncclUint8;
+    case kBFloat16:
+      return ncclBfloat16;
+    case kFloat16:
+      return ncclFloat16;
+    default:
+      GR_ERROR("nccl: dtype ", t, " is not supported (float32, float64, int64, uint8, bfloat16, float16 are)");
   }
 }
 
 ncclRedOp_t to_nccl(ReduceOp op, ScalarType t, const char* what, int rank) {
   switch (op) {
-    case ReduceOp::Sum: return ncclSum;
-    case ReduceOp::Product: return ncclProd;
-    case ReduceOp::Min: return ncclMin;
-    case ReduceOp::Max: return ncclMax;
+    case ReduceOp::Sum:
+      return ncclSum;
+    case ReduceOp::Product:
+      return ncclProd;
+    case ReduceOp::Min:
+      return ncclMin;
+    case ReduceOp::Max:
+      return ncclMax;
     case ReduceOp::Avg:
       GR_CHECK(is_floating_point(t), "nccl ", what, " on rank ", rank, ": avg needs a floating point tensor, got ", t);
       return ncclAvg;

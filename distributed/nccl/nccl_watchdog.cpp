@@ -71,8 +71,8 @@ void Watchdog::poll() {
   // `done` goes out of scope here: the tensors it kept alive are released after the GPU
   // finished with them.
   if (!broken.empty())
-    fail(detail::str_cat("nccl on rank ", rank_, " of ", size_, ": checking a collective's completion event failed: ",
-                         broken));
+    fail(detail::str_cat("nccl on rank ", rank_, " of ", size_,
+                         ": checking a collective's completion event failed: ", broken));
 }
 
 void Watchdog::check_timeout_and_async_error() {
@@ -81,8 +81,8 @@ void Watchdog::check_timeout_and_async_error() {
     std::lock_guard lock(mutex_);
     if (!entries_.empty() && !entries_.front().failed) {
       const NCCLWork& w = *entries_.front().work;
-      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                                w.issued_at());
+      const auto waited =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - w.issued_at());
       if (w.timeout().count() > 0 && waited > w.timeout())
         message = detail::str_cat(w.description(), " of ", size_, ": not completed after ", w.timeout().count(),
                                   " ms (waited ", waited.count(),
@@ -92,9 +92,9 @@ void Watchdog::check_timeout_and_async_error() {
   if (message.empty() && comm_ && !health_->failed()) {
     const ncclResult_t r = comm_->async_error();
     if (r != ncclSuccess && r != ncclInProgress)
-      message = detail::str_cat("nccl on rank ", rank_, " of ", size_, ": the communicator reported an asynchronous ",
-                                error_text(r, comm_->last_error().c_str(), "ncclCommGetAsyncError", "watchdog",
-                                           device_, rank_));
+      message = detail::str_cat(
+          "nccl on rank ", rank_, " of ", size_, ": the communicator reported an asynchronous ",
+          error_text(r, comm_->last_error().c_str(), "ncclCommGetAsyncError", "watchdog", device_, rank_));
   }
   if (!message.empty()) fail(message);
 }

@@ -56,7 +56,7 @@ class Watchdog {
   std::shared_ptr<Comm> comm_;
   int device_ = -1;
 
-  mutable std::mutex mutex_;        // entries_, stop_
+  mutable std::mutex mutex_;         // entries_, stop_
   std::recursive_mutex poll_mutex_;  // one poll at a time (a then() callback may synchronize)
   std::condition_variable cv_;
   std::deque<Entry> entries_;

@@ -51,13 +51,13 @@ NCCLWork::NCCLWork(std::string description, int device, bool blocking, std::chro
       health_(std::move(health)),
       watchdog_(std::move(watchdog)) {}
 
-void NCCLWork::order_current_stream_after(const cuda::Event& event) {
-  cuda::Stream::current(device_).wait(event);
-}
+void NCCLWork::order_current_stream_after(const cuda::Event& event) { cuda::Stream::current(device_).wait(event); }
 
 void NCCLWork::wait(std::chrono::milliseconds timeout) {
-  if (blocking_) synchronize();
-  else stream_wait(timeout);
+  if (blocking_)
+    synchronize();
+  else
+    stream_wait(timeout);
 }
 
 void NCCLWork::stream_wait(std::chrono::milliseconds timeout) {
@@ -87,8 +87,8 @@ void NCCLWork::host_wait_for_gpu() {
   for (int spins = 0;; ++spins) {
     if (health_->failed()) return;  // the communicator was aborted; wait() raises the error
     if (end_.query()) return;
-    GR_CHECK(timeout_.count() <= 0 || std::chrono::steady_clock::now() < limit, description(),
-             ": not completed after ", (timeout_ + kSynchronizeSlack).count(),
+    GR_CHECK(timeout_.count() <= 0 || std::chrono::steady_clock::now() < limit, description(), ": not completed after ",
+             (timeout_ + kSynchronizeSlack).count(),
              " ms and the watchdog did not abort it (a peer may have died or be stuck)");
     if (spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(spins > 4096 ? 1000 : 20));
   }

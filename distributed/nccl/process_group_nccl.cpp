@@ -48,8 +48,9 @@ ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<Store> store, int rank, int s
   GR_CHECK(store_ != nullptr, "nccl: a store is needed for the rendezvous (rank 0's NCCL unique id)");
   timeout_ = options.timeout;
   const int devices = cuda_device_count();
-  GR_CHECK(devices > 0, "nccl: rank ", rank, " of ", size, " sees no CUDA device (CUDA_VISIBLE_DEVICES=",
-           visible_devices(), "); the nccl backend needs one GPU per process. Use the gloo backend for CPU tensors.");
+  GR_CHECK(devices > 0, "nccl: rank ", rank, " of ", size,
+           " sees no CUDA device (CUDA_VISIBLE_DEVICES=", visible_devices(),
+           "); the nccl backend needs one GPU per process. Use the gloo backend for CPU tensors.");
   GR_CHECK(options.device_id < devices, "nccl: device_id ", options.device_id, " is not a CUDA device (", devices,
            " visible)");
   health_ = std::make_shared<nccl::Health>();
@@ -182,8 +183,9 @@ WorkPtr ProcessGroupNCCL::allreduce_coalesced(std::vector<Tensor>& tensors, Redu
                  try {
                    for (size_t i = 0; i < ts.size(); ++i)
                      if (ts[i].numel() > 0)
-                       GR_NCCL_CALL(*comm_, ncclAllReduce(ts[i].data_ptr(), ts[i].data_ptr(), count_of(ts[i]),
-                                                        nccl::to_nccl(ts[i].scalar_type()), reds[i], comm_->get(), s));
+                       GR_NCCL_CALL(*comm_,
+                                    ncclAllReduce(ts[i].data_ptr(), ts[i].data_ptr(), count_of(ts[i]),
+                                                  nccl::to_nccl(ts[i].scalar_type()), reds[i], comm_->get(), s));
                  } catch (...) {
                    ncclGroupEnd();  // close the group; the error above is the one to report
                    throw;
@@ -257,31 +259,35 @@ WorkPtr ProcessGroupNCCL::reduce_scatter(Tensor& output, const std::vector<Tenso
            " and dtype ", output.scalar_type(), ", got ", inputs[0].scalar_type(), " ", inputs[0].sizes());
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  return issue(describe("reduce_scatter", out, reduce_op_name(op)), device_of(out), {out}, ins,
-               [&](cudaStream_t s, std::vector<Tensor>& keep) {
-                 const ncclDataType_t type = nccl::to_nccl(out.scalar_type());
-                 if (out.numel() == 0) return;
-                 if (back_to_back(ins)) {
-                   GR_NCCL_CALL(*comm_, ncclReduceScatter(ins[0].data_ptr(), out.data_ptr(), count_of(out), type, red,
-                                                          comm_->get(), s));
-                   return;
-                 }
-                 const size_t bytes = out.nbytes();
-                 Tensor flat = empty({static_cast<int64_t>(size_) * out.numel()}, out.options());
-                 keep.push_back(flat);
-                 char* dst = static_cast<char*>(flat.data_ptr());
-                 for (int r = 0; r < size_; ++r)
-                   GR_CUDA_CHECK(cudaMemcpyAsync(dst + r * bytes, ins[r].data_ptr(), bytes, cudaMemcpyDeviceToDevice, s));
-                 GR_NCCL_CALL(*comm_,
-                              ncclReduceScatter(flat.data_ptr(), out.data_ptr(), count_of(out), type, red, comm_->get(), s));
-               });
+  return issue(
+      describe("reduce_scatter", out, reduce_op_name(op)), device_of(out), {out}, ins,
+      [&](cudaStream_t s, std::vector<Tensor>& keep) {
+        const ncclDataType_t type = nccl::to_nccl(out.scalar_type());
+        if (out.numel() == 0) return;
+        if (back_to_back(ins)) {
+          GR_NCCL_CALL(*comm_,
+                       ncclReduceScatter(ins[0].data_ptr(), out.data_ptr(), count_of(out), type, red, comm_->get(), s));
+          return;
+        }
+        const size_t bytes = out.nbytes();
+        Tensor flat = empty({static_cast<int64_t>(size_) * out.numel()}, out.options());
+        keep.push_back(flat);
+        char* dst = static_cast<char*>(flat.data_ptr());
+        for (int r = 0; r < size_; ++r)
+          GR_CUDA_CHECK(cudaMemcpyAsync(dst + r * bytes, ins[r].data_ptr(), bytes, cudaMemcpyDeviceToDevice, s));
+        GR_NCCL_CALL(*comm_,
+                     ncclReduceScatter(flat.data_ptr(), out.data_ptr(), count_of(out), type, red, comm_->get(), s));
+      });
 }
 
 WorkPtr ProcessGroupNCCL::barrier() {
-  return issue(describe("barrier", Tensor()), -1, {}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
-    GR_NCCL_CALL(*comm_, ncclAllReduce(barrier_buffer_.data_ptr(), barrier_buffer_.data_ptr(), 1, ncclFloat32, ncclSum,
-                                       comm_->get(), s));
-  }, /*blocking_wait=*/true);
+  return issue(
+      describe("barrier", Tensor()), -1, {}, {},
+      [&](cudaStream_t s, std::vector<Tensor>&) {
+        GR_NCCL_CALL(*comm_, ncclAllReduce(barrier_buffer_.data_ptr(), barrier_buffer_.data_ptr(), 1, ncclFloat32,
+                                           ncclSum, comm_->get(), s));
+      },
+      /*blocking_wait=*/true);
 }
 
 WorkPtr ProcessGroupNCCL::send(const Tensor& tensor, int dst, int tag) {

@@ -123,7 +123,8 @@ TEST_SUITE("nccl") {
       check_reductions(*pg);
       check_data_movement(*pg);
       auto* nccl = dynamic_cast<ProcessGroupNCCL*>(pg.get());
-      GR_CHECK(nccl && nccl->device() == rank && nccl->stream().handle() != nullptr, "rank ", rank, ": not on cuda:", rank);
+      GR_CHECK(nccl && nccl->device() == rank && nccl->stream().handle() != nullptr, "rank ", rank,
+               ": not on cuda:", rank);
       destroy_process_group();
     }, {.timeout = 300s});
   }

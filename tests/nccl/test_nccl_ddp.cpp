@@ -58,7 +58,8 @@ void check_ddp(int rank, int world, const DistributedDataParallelOptions& opts, 
     mse_loss(ref(xs[s]), ys[s]).backward();
     opt_ref.step();
     opt.zero_grad();
-    Tensor x = xs[s].narrow(0, rank * per_rank, per_rank).to(dev), y = ys[s].narrow(0, rank * per_rank, per_rank).to(dev);
+    Tensor x = xs[s].narrow(0, rank * per_rank, per_rank).to(dev);
+    Tensor y = ys[s].narrow(0, rank * per_rank, per_rank).to(dev);
     mse_loss(ddp(x), y).backward();
     opt.step();
   }

@@ -61,8 +61,8 @@ TEST_SUITE("nccl_no_device") {
     CHECK(nccl::to_nccl(ReduceOp::Min, kUInt8, "allreduce", 0) == ncclMin);
     CHECK(nccl::to_nccl(ReduceOp::Max, kBFloat16, "allreduce", 0) == ncclMax);
     CHECK(nccl::to_nccl(ReduceOp::Avg, kFloat16, "allreduce", 0) == ncclAvg);
-    CHECK(error_of([] { nccl::to_nccl(ReduceOp::Avg, kInt64, "reduce_scatter", 1); })
-              .find("nccl reduce_scatter on rank 1: avg needs a floating point tensor, got int64") != std::string::npos);
+    const std::string avg = error_of([] { nccl::to_nccl(ReduceOp::Avg, kInt64, "reduce_scatter", 1); });
+    CHECK(avg.find("nccl reduce_scatter on rank 1: avg needs a floating point tensor, got int64") != std::string::npos);
   }
 
   TEST_CASE("an NCCL error carries NCCL's strings, the statement, file:line, device and rank") {

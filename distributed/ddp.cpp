@@ -71,6 +71,22 @@ void broadcast_coalesced(ProcessGroup& group, const TensorList& tensors, const c
   }
 }
 
+// DDP's small int64 control tensors (model check, join flags) live on the parameters'
+// device: a backend of device tensors (nccl) refuses CPU tensors. host_values() reads one
+// back (on a device: a copy that waits for the collective, which wait() ordered first).
+Device control_device(nn::Module& module) {
+  for (const Tensor& p : module.parameters()) return p.device();
+  return Device(kCPU);
+}
+Tensor control_tensor(const std::vector<int64_t>& values, Device device) {
+  return tensor(values, TensorOptions(kInt64)).to(device);
+}
+std::vector<int64_t> host_values(const Tensor& t) {
+  const Tensor c = t.to(Device(kCPU)).contiguous();
+  const int64_t* p = c.data_ptr<int64_t>();
+  return {p, p + c.numel()};
+}
+
 // Per parameter: dims, sizes, dtype; the count first. Compared across ranks.
 std::vector<int64_t> fingerprint(const OrderedDict<Tensor>& params, std::vector<size_t>& starts) {
   std::vector<int64_t> fp{static_cast<int64_t>(params.size())};
@@ -138,13 +154,15 @@ void DistributedDataParallelBase::check_and_broadcast_state() {
   std::vector<size_t> starts;
   std::vector<int64_t> fp = fingerprint(params, starts);
   // Lengths first (padded to the longest), then rank 0's fingerprint to everyone.
-  Tensor len = tensor(std::vector<int64_t>{static_cast<int64_t>(fp.size())}, TensorOptions(kInt64));
+  const Device device = control_device(*module_);
+  Tensor len = control_tensor({static_cast<int64_t>(fp.size())}, device);
   distributed::ddp_wait(g.allreduce(len, ReduceOp::Max), g, "the model check");
-  const int64_t L = len.data_ptr<int64_t>()[0];
+  const int64_t L = host_values(len)[0];
   fp.resize(static_cast<size_t>(L), -1);
-  Tensor zero = tensor(fp, TensorOptions(kInt64));
+  Tensor zero = control_tensor(fp, device);
   distributed::ddp_wait(g.broadcast(zero, 0), g, "the model check");
-  const int64_t* z = zero.data_ptr<int64_t>();
+  const std::vector<int64_t> rank0 = host_values(zero);
+  const int64_t* z = rank0.data();
   std::string mismatch;
   if (z[0] != fp[0]) {
     mismatch = "rank " + std::to_string(g.rank()) + " has " + std::to_string(fp[0]) + " parameters, rank 0 has " +
@@ -161,9 +179,9 @@ void DistributedDataParallelBase::check_and_broadcast_state() {
         }
     }
   }
-  Tensor bad = tensor(std::vector<int64_t>{mismatch.empty() ? 0 : 1}, TensorOptions(kInt64));
+  Tensor bad = control_tensor({mismatch.empty() ? 0 : 1}, device);
   distributed::ddp_wait(g.allreduce(bad, ReduceOp::Max), g, "the model check");
-  if (bad.data_ptr<int64_t>()[0]) {
+  if (host_values(bad)[0]) {
     GR_CHECK(mismatch.empty(), "DistributedDataParallel: the ranks' models differ: ", mismatch,
              ". Every rank must build the same model.");
     GR_ERROR("DistributedDataParallel: the ranks' models differ (another rank reports which parameter). Every rank "
@@ -182,7 +200,7 @@ void DistributedDataParallelBase::pre_forward() {
   if (join_enabled_) {
     // [ranks still training, ranks that will all-reduce gradients]: joined ranks read it.
     const bool will_sync = sync_enabled_ && GradMode::is_enabled();
-    Tensor flag = tensor(std::vector<int64_t>{1, will_sync ? 1 : 0}, TensorOptions(kInt64));
+    Tensor flag = control_tensor({1, will_sync ? 1 : 0}, control_device(*module_));
     distributed::ddp_wait(group_->allreduce(flag, ReduceOp::Sum), *group_, "the join flag all-reduce");
   }
   reducer_->prepare_for_forward();
@@ -213,9 +231,9 @@ void DistributedDataParallelBase::join(const std::function<void()>& body) {
   // This rank is out of data: shadow the others' iterations until every rank is.
   int64_t shadowed = 0;
   for (;; ++shadowed) {
-    Tensor flag = tensor(std::vector<int64_t>{0, 0}, TensorOptions(kInt64));
+    Tensor flag = control_tensor({0, 0}, control_device(*module_));
     distributed::ddp_wait(group_->allreduce(flag, ReduceOp::Sum), *group_, "the join flag all-reduce");
-    const int64_t* f = flag.data_ptr<int64_t>();
+    const std::vector<int64_t> f = host_values(flag);
     if (f[0] == 0) {
       if (distributed::ddp_info_logging() && shadowed > 0)
         std::fprintf(stderr, "[rank %d] DDP join: shadowed %lld iteration(s) of ranks with more data\n",
@@ -229,9 +247,9 @@ void DistributedDataParallelBase::join(const std::function<void()>& body) {
   // Ranks that ran out early did not step their optimizers for the last iterations: every
   // rank takes the model of the lowest rank among those that trained to the end.
   const bool last = shadowed == 0;
-  Tensor who = tensor(std::vector<int64_t>{last ? group_->rank() : group_->size()}, TensorOptions(kInt64));
+  Tensor who = control_tensor({last ? group_->rank() : group_->size()}, control_device(*module_));
   distributed::ddp_wait(group_->allreduce(who, ReduceOp::Min), *group_, "the join's final-model all-reduce");
-  const int root = static_cast<int>(who.data_ptr<int64_t>()[0]);
+  const int root = static_cast<int>(host_values(who)[0]);
   broadcast_coalesced(*group_, module_->parameters(), "the join's final-model broadcast", root);
   broadcast_coalesced(*group_, module_->buffers(), "the join's final-model broadcast", root);
 }

@@ -30,6 +30,12 @@ void ProcessGroup::check_tensor(const Tensor& t, const char* op) const {
            " ", op, ": dtype ", d, " is not supported");
 }
 
+void ProcessGroup::check_cpu_tensor(const Tensor& t, const char* op) const {
+  check_tensor(t, op);
+  GR_CHECK(t.is_cpu(), backend_name(), " ", op, ": this backend moves CPU tensors, got one on ", t.device(),
+           " (use the nccl backend for CUDA tensors, or copy it to the CPU first)");
+}
+
 void ProcessGroup::check_rank(int r, const char* what, const char* op) const {
   GR_CHECK(r >= 0 && r < size_, backend_name(), " ", op, ": ", what, " ", r, " is not a rank of this group (size ",
            size_, ")");

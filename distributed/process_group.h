@@ -52,6 +52,8 @@ class ProcessGroup {
  protected:
   // Argument checks shared by every backend; `op` names the collective in errors.
   void check_tensor(const Tensor& t, const char* op) const;
+  // check_tensor, and t must be a CPU tensor: what the CPU backends (Gloo, MPI) move.
+  void check_cpu_tensor(const Tensor& t, const char* op) const;
   void check_rank(int r, const char* what, const char* op) const;
 
   int rank_;

@@ -189,7 +189,7 @@ std::string ProcessGroupGloo::explain_failure(const std::string& message) const 
 }
 
 WorkPtr ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op) {
-  check_tensor(tensor, "allreduce");
+  check_cpu_tensor(tensor, "allreduce");
   check_avg(op, tensor, "allreduce");
   Tensor t = tensor;
   const uint32_t tag = next_tag();
@@ -209,7 +209,7 @@ WorkPtr ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op) {
 }
 
 WorkPtr ProcessGroupGloo::broadcast(Tensor& tensor, int root) {
-  check_tensor(tensor, "broadcast");
+  check_cpu_tensor(tensor, "broadcast");
   check_rank(root, "root", "broadcast");
   Tensor t = tensor;
   const uint32_t tag = next_tag();
@@ -227,12 +227,12 @@ WorkPtr ProcessGroupGloo::broadcast(Tensor& tensor, int root) {
 }
 
 WorkPtr ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, const Tensor& input) {
-  check_tensor(input, "allgather");
+  check_cpu_tensor(input, "allgather");
   GR_CHECK(static_cast<int>(outputs.size()) == size_, "gloo allgather: expected ", size_, " output tensors, got ",
            outputs.size());
   for (const Tensor& o : outputs)
-    GR_CHECK(o.defined() && o.sizes() == input.sizes() && o.scalar_type() == input.scalar_type(),
-             "gloo allgather: every output must have the input's shape ", input.sizes(), " and dtype ",
+    GR_CHECK(o.defined() && o.sizes() == input.sizes() && o.scalar_type() == input.scalar_type() && o.is_cpu(),
+             "gloo allgather: every output must be a CPU tensor with the input's shape ", input.sizes(), " and dtype ",
              input.scalar_type());
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
@@ -256,13 +256,13 @@ WorkPtr ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, const Tensor& 
 // Gloo has no reduce-scatter with the new API: allreduce the concatenated inputs and keep
 // this rank's slice (twice the traffic of a ring reduce-scatter; correct for every op).
 WorkPtr ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
-  check_tensor(output, "reduce_scatter");
+  check_cpu_tensor(output, "reduce_scatter");
   check_avg(op, output, "reduce_scatter");
   GR_CHECK(static_cast<int>(inputs.size()) == size_, "gloo reduce_scatter: expected ", size_, " input tensors, got ",
            inputs.size());
   for (const Tensor& i : inputs)
-    GR_CHECK(i.defined() && i.sizes() == output.sizes() && i.scalar_type() == output.scalar_type(),
-             "gloo reduce_scatter: every input must have the output's shape ", output.sizes(), " and dtype ",
+    GR_CHECK(i.defined() && i.sizes() == output.sizes() && i.scalar_type() == output.scalar_type() && i.is_cpu(),
+             "gloo reduce_scatter: every input must be a CPU tensor with the output's shape ", output.sizes(), " and dtype ",
              output.scalar_type());
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
@@ -288,7 +288,7 @@ WorkPtr ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tenso
 }
 
 WorkPtr ProcessGroupGloo::reduce(Tensor& tensor, int root, ReduceOp op) {
-  check_tensor(tensor, "reduce");
+  check_cpu_tensor(tensor, "reduce");
   check_rank(root, "root", "reduce");
   check_avg(op, tensor, "reduce");
   Tensor t = tensor;
@@ -321,7 +321,7 @@ WorkPtr ProcessGroupGloo::barrier() {
 }
 
 WorkPtr ProcessGroupGloo::send(const Tensor& tensor, int dst, int tag) {
-  check_tensor(tensor, "send");
+  check_cpu_tensor(tensor, "send");
   check_rank(dst, "destination", "send");
   GR_CHECK(dst != rank_, "gloo send: a rank cannot send to itself");
   Tensor t = tensor;
@@ -333,7 +333,7 @@ WorkPtr ProcessGroupGloo::send(const Tensor& tensor, int dst, int tag) {
 }
 
 WorkPtr ProcessGroupGloo::recv(Tensor& tensor, int src, int tag) {
-  check_tensor(tensor, "recv");
+  check_cpu_tensor(tensor, "recv");
   check_rank(src, "source", "recv");
   GR_CHECK(src != rank_, "gloo recv: a rank cannot receive from itself");
   Tensor t = tensor;

@@ -293,10 +293,12 @@ void Reducer::launch(size_t k) {
   b.done_ns = done;
   b.work->then([done] { *done = profiler::now_ns(); });
   if (k + 1 == buckets_.size() && options_.find_unused_parameters) {
-    // Which parameters got a gradient anywhere: a parameter unused on every rank keeps its .grad.
-    used_global_ = empty({static_cast<int64_t>(params_.size())}, kInt64);
-    int64_t* u = used_global_.data_ptr<int64_t>();
+    // Which parameters got a gradient anywhere: a parameter unused on every rank keeps its
+    // .grad. On the parameters' device: a backend of device tensors (nccl) refuses CPU ones.
+    Tensor used = empty({static_cast<int64_t>(params_.size())}, kInt64);
+    int64_t* u = used.data_ptr<int64_t>();
     for (size_t i = 0; i < params_.size(); ++i) u[i] = used_[i];
+    used_global_ = used.to(params_[0].device());
     used_work_ = group_->allreduce(used_global_, ReduceOp::Max);
   }
 }
@@ -325,7 +327,9 @@ void Reducer::finalize_backward() {
   }
   const int64_t wait_end = profiler::now_ns();
   NoGradGuard no_grad;
-  const int64_t* used = used_work_ ? used_global_.data_ptr<int64_t>() : nullptr;
+  // On a device: a copy that waits for the all-reduce (wait() ordered this stream after it).
+  const Tensor used_host = used_work_ ? used_global_.to(Device(kCPU)).contiguous() : Tensor();
+  const int64_t* used = used_work_ ? used_host.data_ptr<int64_t>() : nullptr;
   for (Bucket& b : buckets_)
     for (size_t s = 0; s < b.params.size(); ++s) {
       const size_t i = b.params[s];
@@ -394,7 +398,10 @@ void Reducer::rebuild_buckets() {
     for (size_t i = 0; i < params_.size(); ++i)  // parameters that never got a gradient last
       if (!seen[i]) o[k++] = static_cast<int64_t>(i);
   }
-  ddp_wait(group_->broadcast(order, 0), *group_, "the broadcast of the bucket order");
+  // On the parameters' device: a backend of device tensors (nccl) refuses CPU tensors.
+  Tensor sent = order.to(params_[0].device());
+  ddp_wait(group_->broadcast(sent, 0), *group_, "the broadcast of the bucket order");
+  order = sent.to(Device(kCPU)).contiguous();
   std::vector<size_t> observed(params_.size());
   std::vector<char> check(params_.size(), 0);
   const int64_t* o = order.data_ptr<int64_t>();

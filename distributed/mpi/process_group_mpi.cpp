@@ -228,7 +228,7 @@ std::shared_ptr<ProcessGroupMPI> ProcessGroupMPI::create(const std::vector<int>&
 }
 
 WorkPtr ProcessGroupMPI::allreduce(Tensor& tensor, ReduceOp op) {
-  check_tensor(tensor, "allreduce");
+  check_cpu_tensor(tensor, "allreduce");
   check_avg(op, tensor, "allreduce");
   Tensor t = tensor;
   return enqueue(describe("allreduce", t, reduce_op_name(op)), {t}, [this, t, op] {
@@ -244,7 +244,7 @@ WorkPtr ProcessGroupMPI::allreduce(Tensor& tensor, ReduceOp op) {
 }
 
 WorkPtr ProcessGroupMPI::broadcast(Tensor& tensor, int root) {
-  check_tensor(tensor, "broadcast");
+  check_cpu_tensor(tensor, "broadcast");
   check_rank(root, "root", "broadcast");
   Tensor t = tensor;
   return enqueue(describe("broadcast", t), {t}, [this, t, root] {
@@ -255,7 +255,7 @@ WorkPtr ProcessGroupMPI::broadcast(Tensor& tensor, int root) {
 }
 
 WorkPtr ProcessGroupMPI::allgather(std::vector<Tensor>& outputs, const Tensor& input) {
-  check_tensor(input, "allgather");
+  check_cpu_tensor(input, "allgather");
   GR_CHECK(static_cast<int>(outputs.size()) == size_, "mpi allgather: expected ", size_, " output tensors, got ",
            outputs.size());
   for (const Tensor& o : outputs)
@@ -276,7 +276,7 @@ WorkPtr ProcessGroupMPI::allgather(std::vector<Tensor>& outputs, const Tensor& i
 }
 
 WorkPtr ProcessGroupMPI::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
-  check_tensor(output, "reduce_scatter");
+  check_cpu_tensor(output, "reduce_scatter");
   check_avg(op, output, "reduce_scatter");
   GR_CHECK(static_cast<int>(inputs.size()) == size_, "mpi reduce_scatter: expected ", size_, " input tensors, got ",
            inputs.size());
@@ -299,7 +299,7 @@ WorkPtr ProcessGroupMPI::reduce_scatter(Tensor& output, const std::vector<Tensor
 }
 
 WorkPtr ProcessGroupMPI::reduce(Tensor& tensor, int root, ReduceOp op) {
-  check_tensor(tensor, "reduce");
+  check_cpu_tensor(tensor, "reduce");
   check_rank(root, "root", "reduce");
   check_avg(op, tensor, "reduce");
   Tensor t = tensor;
@@ -322,7 +322,7 @@ WorkPtr ProcessGroupMPI::barrier() {
 }
 
 WorkPtr ProcessGroupMPI::send(const Tensor& tensor, int dst, int tag) {
-  check_tensor(tensor, "send");
+  check_cpu_tensor(tensor, "send");
   check_rank(dst, "destination", "send");
   Tensor t = tensor;
   return enqueue(describe("send", t), {t}, [this, t, dst, tag] {
@@ -333,7 +333,7 @@ WorkPtr ProcessGroupMPI::send(const Tensor& tensor, int dst, int tag) {
 }
 
 WorkPtr ProcessGroupMPI::recv(Tensor& tensor, int src, int tag) {
-  check_tensor(tensor, "recv");
+  check_cpu_tensor(tensor, "recv");
   check_rank(src, "source", "recv");
   Tensor t = tensor;
   return enqueue(describe("recv", t), {t}, [this, t, src, tag] {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <gradring/gradring.h>
 #include <nlohmann/json.hpp>
@@ -261,11 +262,15 @@ void print_row(const Row& r) {
   std::fflush(stdout);
 }
 
-// Every rank checks each collective's closed-form result; a wrong value throws, and
-// spawn() then reports the rank and the message.
-void nccl_rank(int rank) {
+// One rank of the NCCL check, in a fresh process (`gpu_selftest --nccl-worker` started by
+// the launcher: CUDA cannot be used in a child forked after the parent initialised it).
+// Every rank checks each collective's closed-form result; a wrong value throws, the process
+// exits non-zero and launch() reports the rank and the message.
+void nccl_rank() {
+  const Device d(kCUDA, std::atoi(std::getenv("LOCAL_RANK")));
+  cuda::set_device(d.index);  // kernels, streams and the communicator on this rank's GPU
   distributed::ProcessGroupPtr pg = distributed::init_process_group("nccl");
-  const Device d(kCUDA, rank);
+  const int rank = pg->rank();
   const int n = pg->size();
   auto expect = [&](const Tensor& t, double value, const char* what) {
     for (double v : values(t))
@@ -309,11 +314,21 @@ void nccl_rank(int rank) {
 int main(int argc, char** argv) {
   CLI::App app{"gpu_selftest: compare every CUDA op family with the CPU, then check the NCCL collectives"};
   std::string device_spec = "cuda:0", only;
-  bool no_nccl = false;
+  bool no_nccl = false, nccl_worker = false;
   app.add_option("--device", device_spec, "the GPU to test")->capture_default_str();
   app.add_option("--only", only, "run only the checks whose family or name contains this text");
   app.add_flag("--no-nccl", no_nccl, "skip the NCCL collectives (they need two or more GPUs)");
+  app.add_flag("--nccl-worker", nccl_worker, "internal: one rank of the NCCL check (started by gpu_selftest)")->group("");
   CLI11_PARSE(app, argc, argv);
+  if (nccl_worker) {
+    try {
+      nccl_rank();
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpu_selftest: %s\n", e.what());
+      return 1;
+    }
+  }
 
   if (!built_with_cuda()) {
     std::printf("gpu_selftest: SKIPPED: this build has no CUDA backend (configure with -DGRADRING_CUDA=ON)\n");
@@ -333,6 +348,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  cuda::set_device(device.index);
   std::printf("gpu_selftest: gradring %s, %s of %d CUDA device(s)\n", kVersion, device.str().c_str(), count);
   std::printf("%-12s %-66s %9s %10s %10s %10s %8s %8s  %s\n", "family", "check", "elements", "max|diff|", "max rel",
               "rtol", "cpu ms", "cuda ms", "result");
@@ -371,12 +387,14 @@ int main(int argc, char** argv) {
     } else if (count < 2) {
       std::printf("nccl: SKIPPED: one GPU; the collectives need two or more (one process per GPU)\n");
     } else {
-      try {
-        distributed::SpawnOptions so;
-        so.timeout = std::chrono::minutes(5);
-        distributed::spawn(count, nccl_rank, so);
-      } catch (const gr::Error& e) {
-        std::printf("nccl: FAIL %s\n", e.message().c_str());
+      distributed::LaunchOptions lo;
+      lo.nproc_per_node = count;
+      lo.master_port = 0;  // a free local port
+      lo.timeout = std::chrono::minutes(5);
+      lo.name = "gpu_selftest";
+      distributed::LaunchResult r = distributed::launch({"/proc/self/exe", "--nccl-worker"}, lo);
+      if (r.exit_code != 0) {
+        std::printf("nccl: FAIL (%s)\n", r.summary.c_str());
         ++failed;
       }
     }

@@ -379,6 +379,7 @@ int main(int argc, char** argv) {
   Job job;
   try {
     job.device = apps::pick_device(o.device, "train_mnist", env_int("LOCAL_RANK"));
+    if (job.device.is_cuda()) cuda::set_device(job.device.index);  // before any CUDA work of this rank
     std::string backend = o.backend;
     if (backend.empty()) backend = job.device.is_cuda() ? "nccl" : "gloo";
     GR_CHECK(backend != "nccl" || job.device.is_cuda(), "--backend nccl needs --device cuda (NCCL reduces CUDA tensors)");

@@ -42,6 +42,12 @@ void cuda::synchronize(int device) {
   if (detail::CudaHooks* h = hooks()) h->synchronize(device);
 }
 
+void cuda::set_device(int device) {
+  GR_CHECK(device >= 0 && device < cuda_device_count(), "cuda::set_device(", device, "): ", cuda_device_count(),
+           " CUDA device(s) visible", built_with_cuda() ? "" : " (this build has no CUDA backend)");
+  hooks()->set_device(device);
+}
+
 cuda::MemoryStats cuda::pinned_memory_stats() {
   detail::CudaHooks* h = hooks();
   return h ? h->pinned_memory_stats() : MemoryStats{};

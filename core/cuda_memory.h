@@ -26,6 +26,10 @@ MemoryStats pinned_memory_stats();
 // Blocks until every stream of `device` (-1: the current device) has finished its work, as
 // torch.cuda.synchronize(); for timing and tests. Does nothing without a device.
 void synchronize(int device = -1);
+// Makes `device` the calling thread's current CUDA device (as torch.cuda.set_device): where
+// kernels, streams and new communicators go. One GPU per process (DDP) calls it once, first.
+// Throws without a device.
+void set_device(int device);
 
 }  // namespace gr::cuda
 
@@ -55,6 +59,7 @@ class CudaHooks {
   virtual DataPtr allocate_pinned(size_t nbytes) = 0;
   virtual bool is_pinned(const void* ptr) = 0;
   virtual void synchronize(int device) = 0;
+  virtual void set_device(int device) = 0;
 };
 void set_cuda_hooks(CudaHooks* hooks);
 

@@ -127,6 +127,7 @@ class Hooks final : public gr::detail::CudaHooks {
   BlockPoolStats pinned_memory_stats() override { return pinned_stats(); }
   DataPtr allocate_pinned(size_t nbytes) override { return cuda::allocate_pinned(nbytes); }
   bool is_pinned(const void* ptr) override { return is_pinned_ptr(ptr); }
+  void set_device(int device) override { set_current_device(device); }
   void synchronize(int device) override {
     DeviceGuard guard(device < 0 ? current_device() : device);
     GR_CUDA_CHECK(cudaDeviceSynchronize());

@@ -47,7 +47,7 @@ int current_device() {
   return device;
 }
 
-void set_device(int index) {
+void set_current_device(int index) {
   const int count = cuda_device_count();
   GR_CHECK(index >= 0 && index < count, "set_device: no CUDA device ", index, " (", count, " visible)");
   GR_CUDA_CHECK(cudaSetDevice(index));

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/allocator.h"
+#include "core/cuda_memory.h"
 
 namespace gr::cuda {
 
@@ -16,7 +17,9 @@ namespace gr::cuda {
 int initialize_backend();
 
 int current_device();
-void set_device(int index);
+// cudaSetDevice with a range check. Callers use gr::cuda::set_device() (core/cuda_memory.h,
+// included here), the public form that every build can call; it lands here.
+void set_current_device(int index);
 
 // Makes device `index` current for the guard's lifetime (nothing to do when it already is).
 class DeviceGuard {

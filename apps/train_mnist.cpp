@@ -378,7 +378,8 @@ int main(int argc, char** argv) {
   }
   Job job;
   try {
-    job.device = apps::pick_device(o.device, "train_mnist", env_int("LOCAL_RANK"));
+    job.device = apps::pick_device(o.device, "train_mnist", env_int("LOCAL_RANK"),
+                                   std::max(1, env_int("LOCAL_WORLD_SIZE")));
     if (job.device.is_cuda()) cuda::set_device(job.device.index);  // before any CUDA work of this rank
     std::string backend = o.backend;
     if (backend.empty()) backend = job.device.is_cuda() ? "nccl" : "gloo";

@@ -11,10 +11,11 @@
 
 namespace gr::apps {
 
-// The device to run on. A bad spec throws gr::Error. "cuda" without an index picks
-// cuda:(local_rank % devices), so that each rank of a node gets its own GPU when there are
-// enough; "cuda:N" must exist. Without a usable device prints why, once, and returns the CPU.
-inline Device pick_device(const std::string& spec, const char* app, int local_rank = 0) {
+// The device to run on. A bad spec throws gr::Error. "cuda" without an index gives rank
+// `local_rank` of the node's `local_world_size` ranks its own GPU, cuda:<local_rank>; with
+// fewer GPUs than ranks (NCCL needs one each) it says so and returns the CPU. "cuda:N" must
+// exist. Without a usable device prints why, once, and returns the CPU.
+inline Device pick_device(const std::string& spec, const char* app, int local_rank = 0, int local_world_size = 1) {
   Device requested(spec);  // "cpu", "cuda", "cuda:1"; anything else throws naming the spec
   if (requested.is_cpu()) return requested;
   const int count = cuda_device_count();
@@ -25,7 +26,15 @@ inline Device pick_device(const std::string& spec, const char* app, int local_ra
     return Device(kCPU);
   }
   const bool indexed = spec.find(':') != std::string::npos;
-  if (!indexed) return Device(kCUDA, local_rank % count);
+  if (!indexed) {
+    if (local_world_size > count) {
+      if (local_rank == 0)
+        std::fprintf(stderr, "%s: --device %s: %d ranks on this node but %d CUDA device(s) (one per rank is needed); running on the CPU\n",
+                     app, spec.c_str(), local_world_size, count);
+      return Device(kCPU);
+    }
+    return Device(kCUDA, local_rank);
+  }
   GR_CHECK(requested.index >= 0 && requested.index < count, app, ": --device ", spec, ": only ", count,
            " CUDA device(s) are visible (cuda:0 to cuda:", count - 1, ")");
   return requested;

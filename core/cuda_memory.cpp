@@ -48,6 +48,15 @@ void cuda::set_device(int device) {
   hooks()->set_device(device);
 }
 
+int cuda::current_device() {
+  detail::CudaHooks* h = hooks();
+  GR_CHECK(h != nullptr, "cuda::current_device(): ",
+           built_with_cuda() ? "no CUDA device was found" : "this build has no CUDA backend (configure with -DGRADRING_CUDA=ON)");
+  return h->current_device();
+}
+
+Tensor Tensor::cuda() const { return to(Device(kCUDA, cuda::current_device())); }
+
 cuda::MemoryStats cuda::pinned_memory_stats() {
   detail::CudaHooks* h = hooks();
   return h ? h->pinned_memory_stats() : MemoryStats{};

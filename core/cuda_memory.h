@@ -30,6 +30,9 @@ void synchronize(int device = -1);
 // kernels, streams and new communicators go. One GPU per process (DDP) calls it once, first.
 // Throws without a device.
 void set_device(int device);
+// The calling thread's current CUDA device (0 unless set_device chose another). Throws
+// without a device.
+int current_device();
 
 }  // namespace gr::cuda
 
@@ -60,6 +63,7 @@ class CudaHooks {
   virtual bool is_pinned(const void* ptr) = 0;
   virtual void synchronize(int device) = 0;
   virtual void set_device(int device) = 0;
+  virtual int current_device() = 0;
 };
 void set_cuda_hooks(CudaHooks* hooks);
 

@@ -119,6 +119,9 @@ class Tensor {
   Tensor to(ScalarType dtype) const;
   Tensor to(Device device) const;
   Tensor cpu() const { return to(Device(kCPU)); }
+  // To the current CUDA device (gr::cuda::set_device), or to cuda:index.
+  Tensor cuda() const;
+  Tensor cuda(int index) const { return to(Device(kCUDA, index)); }
 
   // ---- math (autograd/, differentiable) ----
   Tensor add(const Tensor& o, const Scalar& alpha = 1) const;

@@ -128,6 +128,7 @@ class Hooks final : public gr::detail::CudaHooks {
   DataPtr allocate_pinned(size_t nbytes) override { return cuda::allocate_pinned(nbytes); }
   bool is_pinned(const void* ptr) override { return is_pinned_ptr(ptr); }
   void set_device(int device) override { set_current_device(device); }
+  int current_device() override { return get_device(); }
   void synchronize(int device) override {
     DeviceGuard guard(device < 0 ? current_device() : device);
     GR_CUDA_CHECK(cudaDeviceSynchronize());

@@ -41,7 +41,7 @@ int initialize_backend() {
   return count;
 }
 
-int current_device() {
+int get_device() {
   int device = 0;
   GR_CUDA_CHECK(cudaGetDevice(&device));
   return device;
@@ -54,7 +54,7 @@ void set_current_device(int index) {
 }
 
 DeviceGuard::DeviceGuard(int index) {
-  int current = current_device();
+  int current = get_device();
   if (current != index) {
     GR_CUDA_CHECK(cudaSetDevice(index));
     previous_ = current;

@@ -16,7 +16,9 @@ namespace gr::cuda {
 // this exactly once.
 int initialize_backend();
 
-int current_device();
+// current_device(): core/cuda_memory.h (public, every build); it lands in get_device().
+// cudaGetDevice.
+int get_device();
 // cudaSetDevice with a range check. Callers use gr::cuda::set_device() (core/cuda_memory.h,
 // included here), the public form that every build can call; it lands here.
 void set_current_device(int index);

@@ -46,6 +46,12 @@ TEST_SUITE("cuda_no_device") {
     CHECK_THROWS_WITH_AS(empty({2, 3}, TensorOptions(kFloat32).device(Device("cuda"))),
                          doctest::Contains("no CUDA device was found"), gr::Error);
     CHECK_THROWS_WITH_AS(ones({3}).to(Device("cuda:0")), doctest::Contains("no CUDA device was found"), gr::Error);
+    CHECK_THROWS_WITH_AS(ones({3}).cuda(), doctest::Contains("no CUDA device was found"), gr::Error);
+    CHECK_THROWS_WITH_AS(ones({3}).cuda(1), doctest::Contains("no CUDA device was found"), gr::Error);
+    CHECK_THROWS_WITH_AS(cuda::set_device(0), doctest::Contains("0 CUDA device(s) visible"), gr::Error);
+    CHECK(cuda::memory_stats().allocated_bytes == 0);
+    CHECK_NOTHROW(cuda::synchronize());
+    CHECK_NOTHROW(cuda::empty_cache());
 
     Tensor x = tensor({1.0, 2.0, 3.0});
     CHECK((x * 2.0).sum().item<double>() == 12.0);

@@ -87,31 +87,42 @@ void compare(const TensorList& got, const TensorList& want, Row& row) {
   }
 }
 
-Row run_check(const Check& c, Device device) {
-  Row row;
-  row.family = c.family;
-  row.name = c.name;
-  row.tol = c.tol;
+// Times the CPU and the CUDA computation of one check and compares their outputs; an
+// exception fails the row with its message.
+void run_both(Row& row, const std::function<TensorList()>& on_cpu, const std::function<TensorList()>& on_cuda) {
   try {
-    TensorList cpu_in = c.inputs(), cuda_in;
-    for (const Tensor& t : cpu_in) {
-      Tensor d = t.to(device);
-      if (t.requires_grad()) d = d.detach().requires_grad_(true);
-      cuda_in.push_back(d);
-    }
     auto t0 = std::chrono::steady_clock::now();
-    TensorList want = c.f(cpu_in);
+    TensorList want = on_cpu();
     row.cpu_ms = ms_since(t0);
     t0 = std::chrono::steady_clock::now();
-    TensorList got = c.f(cuda_in);
-    for (Tensor& t : got)
-      if (t.defined()) t = t.to(Device(kCPU)).to(device);  // the copy back waits for the GPU
+    TensorList got = on_cuda();
+    cuda::synchronize();
     row.cuda_ms = ms_since(t0);
     compare(got, want, row);
   } catch (const std::exception& e) {
     row.ok = false;
     row.error = e.what();
   }
+}
+
+Row run_check(const Check& c, Device device) {
+  Row row;
+  row.family = c.family;
+  row.name = c.name;
+  row.tol = c.tol;
+  TensorList cpu_in, cuda_in;
+  try {
+    cpu_in = c.inputs();
+    for (const Tensor& t : cpu_in) {
+      Tensor d = t.to(device);
+      if (t.requires_grad()) d = d.detach().requires_grad_(true);
+      cuda_in.push_back(d);
+    }
+  } catch (const std::exception& e) {
+    row.error = e.what();
+    return row;
+  }
+  run_both(row, [&] { return c.f(cpu_in); }, [&] { return c.f(cuda_in); });
   return row;
 }
 
@@ -227,31 +238,20 @@ Row optimizer_check(const std::string& name, Device device,
   row.family = "optimizer";
   row.name = name + ": 3 steps of a 2-layer MLP";
   row.tol = {1e-4, 1e-6};
-  try {
-    auto train = [&](Device d) {
-      manual_seed(31);
-      nn::Sequential net(nn::Linear(20, 32), nn::ReLU(), nn::Linear(32, 4));
-      net->to(d);
-      auto opt = make(net->parameters());
-      Tensor x = randn_({64, 20}, 32).to(d), y = randn_({64, 4}, 33).to(d);
-      for (int i = 0; i < 3; ++i) {
-        opt->zero_grad();
-        mse_loss(net->forward(x), y).backward();
-        opt->step();
-      }
-      return net->parameters();
-    };
-    auto t0 = std::chrono::steady_clock::now();
-    TensorList want = train(Device(kCPU));
-    row.cpu_ms = ms_since(t0);
-    t0 = std::chrono::steady_clock::now();
-    TensorList got = train(device);
-    row.cuda_ms = ms_since(t0);
-    compare(got, want, row);
-  } catch (const std::exception& e) {
-    row.ok = false;
-    row.error = e.what();
-  }
+  auto train = [&](Device d) {
+    manual_seed(31);
+    nn::Sequential net(nn::Linear(20, 32), nn::ReLU(), nn::Linear(32, 4));
+    net->to(d);
+    auto opt = make(net->parameters());
+    Tensor x = randn_({64, 20}, 32).to(d), y = randn_({64, 4}, 33).to(d);
+    for (int i = 0; i < 3; ++i) {
+      opt->zero_grad();
+      mse_loss(net->forward(x), y).backward();
+      opt->step();
+    }
+    return net->parameters();
+  };
+  run_both(row, [&] { return train(Device(kCPU)); }, [&] { return train(device); });
   return row;
 }
 

@@ -2,8 +2,10 @@
 // byte copy between the CPU and a device or between devices (blocking unless from pinned memory).
 #include "core/functors.h"
 #include "core/native/copy.h"
+#include "cuda_kernels/event.h"
 #include "cuda_kernels/loops.cuh"
 #include "cuda_kernels/pinned.h"
+#include "cuda_kernels/stream.h"
 
 namespace gr::cuda {
 namespace {
@@ -43,6 +45,12 @@ void cross_device_copy_cuda(void* dst, Device dst_device, const void* src, Devic
     return;
   }
   if (dst_device.is_cuda() && src_device.is_cuda()) {
+    if (src_device.index != dst_device.index) {
+      // The source was produced on its own device's stream: order the copy after that work.
+      Event produced;
+      produced.record(Stream::current(src_device.index));
+      Stream(stream, dst_device.index).wait(produced);
+    }
     GR_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes, stream));
   } else {
     cudaMemcpyKind kind = dst_device.is_cuda() ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;

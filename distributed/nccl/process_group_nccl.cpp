@@ -68,8 +68,10 @@ ProcessGroupNCCL::~ProcessGroupNCCL() {
   }
   // At process exit the CUDA runtime may already be unloading: touch nothing then.
   const cudaError_t probe = cudaStreamQuery(stream_.handle());
+  // Collectives still queued answer cudaErrorNotReady, which the runtime also keeps as the
+  // thread's last error: clear it, or the next GR_CUDA_CHECK_LAUNCH would report it.
+  if (probe != cudaSuccess) (void)cudaGetLastError();
   if (probe == cudaErrorCudartUnloading || probe == cudaErrorContextIsDestroyed) {
-    cudaGetLastError();
     watchdog_->stop();
     comm_->leak();
     return;

@@ -3,12 +3,42 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 
 #include "core/device.h"
 #include "core/error.h"
 #include "core/profiler.h"
 
 namespace gr {
+
+namespace detail {
+// Installed by the CUDA backend: make CUDA device `index` current, returning the previous
+// one (enter), and make it current again (leave, never throws).
+struct CudaDeviceSwitch {
+  int (*enter)(int index);
+  void (*leave)(int previous) noexcept;
+};
+inline std::atomic<const CudaDeviceSwitch*> g_cuda_device_switch{nullptr};
+
+// For one kernel call on a CUDA tensor: its device is current (kernels, the current stream
+// and launch sizes all follow the current device), and the caller's device comes back after.
+class CudaDeviceScope {
+ public:
+  explicit CudaDeviceScope(int index) : switch_(g_cuda_device_switch.load(std::memory_order_acquire)) {
+    if (switch_) previous_ = switch_->enter(index);
+    if (previous_ == index) switch_ = nullptr;  // already current: nothing to restore
+  }
+  ~CudaDeviceScope() {
+    if (switch_) switch_->leave(previous_);
+  }
+  CudaDeviceScope(const CudaDeviceScope&) = delete;
+  CudaDeviceScope& operator=(const CudaDeviceScope&) = delete;
+
+ private:
+  const CudaDeviceSwitch* switch_;
+  int previous_ = -1;
+};
+}  // namespace detail
 
 template <class Fn>
 class DispatchStub;
@@ -28,6 +58,14 @@ class DispatchStub<R (*)(Args...)> {
       return fn(std::forward<Args>(args)...);
     }
     return fn(std::forward<Args>(args)...);
+  }
+  // The same for the tensors' device: a CUDA device is made current for the call.
+  R operator()(const Device& device, Args... args) const {
+    if (device.is_cuda()) {
+      detail::CudaDeviceScope scope(device.index);
+      return (*this)(device.type, std::forward<Args>(args)...);
+    }
+    return (*this)(device.type, std::forward<Args>(args)...);
   }
   void set(DeviceType device, Fn fn) { table_[static_cast<int>(device)] = fn; }
   bool has(DeviceType device) const { return table_[static_cast<int>(device)] != nullptr; }

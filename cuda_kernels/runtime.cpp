@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "core/dispatch.h"
 #include "core/error.h"
 #include "core/version.h"
 #include "cuda_kernels/caching_allocator.h"
@@ -16,6 +17,18 @@ namespace gr::cuda {
 
 namespace {
 std::vector<int> g_sm_counts;  // per device, written once by initialize_backend()
+
+// What core's dispatch uses to run each kernel call on its tensors' device (DispatchStub's
+// operator() for a Device; detail::CudaDeviceScope in core/dispatch.h).
+int enter_device(int index) {
+  const int previous = get_device();
+  if (previous != index) GR_CUDA_CHECK(cudaSetDevice(index));
+  return previous;
+}
+void leave_device(int previous) noexcept {
+  if (cudaSetDevice(previous) != cudaSuccess) cudaGetLastError();  // a destructor must not throw
+}
+constexpr gr::detail::CudaDeviceSwitch kDeviceSwitch{&enter_device, &leave_device};
 }  // namespace
 
 int initialize_backend() {
@@ -37,6 +50,7 @@ int initialize_backend() {
   if (count > 0) {
     set_allocator(kCUDA, device_allocator());
     gr::detail::set_cuda_hooks(cuda_hooks());
+    gr::detail::g_cuda_device_switch.store(&kDeviceSwitch, std::memory_order_release);
   }
   return count;
 }

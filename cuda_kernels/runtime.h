@@ -45,9 +45,11 @@ class DeviceGuard {
 // stream other than the one it was allocated on, call record_stream() (caching_allocator.h).
 // Streams are real handles valid in every thread, so the caching allocator keys its pools by
 // them. Host-blocking points: copies to the CPU and from pageable CPU memory, which wait for
-// their stream (see Note [Pinned copies] in pinned.h). Kernels run on the current device: one
-// device per process (as DDP uses it) needs nothing, several devices in one process need
-// set_device() or a StreamGuard around the work of each.
+// their stream (see Note [Pinned copies] in pinned.h). Each kernel call runs on its tensors'
+// device: core's dispatch makes that device current for the call (CudaDeviceScope in
+// core/dispatch.h, installed by initialize_backend), so its stream is that device's current
+// stream and x.cuda(1) + 1 works whichever device the thread has selected. Allocation
+// follows the tensor's requested device too (DeviceGuard in the allocator).
 cudaStream_t current_stream();
 // For the calling thread, on the stream's device; nullptr restores the current device's
 // default. Prefer StreamGuard, which restores the previous stream.

@@ -281,7 +281,7 @@ std::pair<Tensor, Tensor> batch_norm_stats(const Tensor& input, double eps) {
   BatchNormShape s = batch_norm_shape(input, "batch_norm_stats");
   Tensor in = contiguous(input);
   Tensor mean = empty({s.C}, input.options()), invstd = empty({s.C}, input.options());
-  if (s.C > 0) batch_norm_stats_stub(input.device().type, in.data_ptr(), mean.data_ptr(), invstd.data_ptr(), s, eps,
+  if (s.C > 0) batch_norm_stats_stub(input.device(), in.data_ptr(), mean.data_ptr(), invstd.data_ptr(), s, eps,
                                      input.scalar_type());
   return {mean, invstd};
 }
@@ -298,7 +298,7 @@ Tensor batch_norm_elemt(const Tensor& input, const Tensor& weight, const Tensor&
   Tensor in = contiguous(input);
   Tensor out = empty(input.sizes(), input.options());
   if (out.numel() > 0)
-    batch_norm_elemt_stub(input.device().type, in.data_ptr(), out.data_ptr(), w, b, m, is, s, input.scalar_type());
+    batch_norm_elemt_stub(input.device(), in.data_ptr(), out.data_ptr(), w, b, m, is, s, input.scalar_type());
   return out;
 }
 
@@ -319,7 +319,7 @@ BatchNormBackwardReduce batch_norm_backward_reduce(const Tensor& grad_out, const
   if (weight_g) r.grad_weight = empty({s.C}, input.options());
   if (bias_g) r.grad_bias = empty({s.C}, input.options());
   if (s.C > 0)
-    batch_norm_backward_reduce_stub(input.device().type, go.data_ptr(), in.data_ptr(), m, is, r.sum_dy.data_ptr(),
+    batch_norm_backward_reduce_stub(input.device(), go.data_ptr(), in.data_ptr(), m, is, r.sum_dy.data_ptr(),
                                     r.sum_dy_xmu.data_ptr(), weight_g ? r.grad_weight.data_ptr() : nullptr,
                                     bias_g ? r.grad_bias.data_ptr() : nullptr, s, input.scalar_type());
   return r;
@@ -342,7 +342,7 @@ Tensor batch_norm_backward_elemt(const Tensor& grad_out, const Tensor& input, co
   Tensor in = contiguous(input), go = contiguous(grad_out);
   Tensor gi = empty(input.sizes(), input.options());
   if (gi.numel() > 0)
-    batch_norm_backward_elemt_stub(input.device().type, go.data_ptr(), in.data_ptr(), m, is, w, sd, sdx, gi.data_ptr(),
+    batch_norm_backward_elemt_stub(input.device(), go.data_ptr(), in.data_ptr(), m, is, w, sd, sdx, gi.data_ptr(),
                                    static_cast<double>(count), s, input.scalar_type());
   return gi;
 }
@@ -356,7 +356,7 @@ void batch_norm_update_stats(const Tensor& running_mean, const Tensor& running_v
   void* rv = const_cast<void*>(channel_data(running_var, mean, C, op, "running_var"));
   channel_data(invstd, mean, C, op, "invstd");
   if (!rm && !rv) return;
-  batch_norm_update_stats_stub(mean.device().type, rm, rv, mean.data_ptr(), invstd.data_ptr(), C, momentum, eps,
+  batch_norm_update_stats_stub(mean.device(), rm, rv, mean.data_ptr(), invstd.data_ptr(), C, momentum, eps,
                                static_cast<double>(count), mean.scalar_type());
   if (rm) running_mean.unsafe_impl()->storage.bump_version();
   if (rv) running_var.unsafe_impl()->storage.bump_version();

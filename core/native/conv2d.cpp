@@ -276,7 +276,7 @@ Conv2dArgs conv2d_args(const Tensor& input, const Tensor& weight, const Tensor& 
 Tensor conv2d(const Conv2dArgs& a, const Tensor& input, const Tensor& weight, const Tensor& bias) {
   Tensor out = empty({a.N, a.C_out, a.H_out, a.W_out}, input.options());
   Tensor x = contiguous(input), w = contiguous(weight), b = bias.defined() ? contiguous(bias) : Tensor();
-  conv2d_forward_stub(input.device().type, a, input.scalar_type(), x.data_ptr(), w.data_ptr(),
+  conv2d_forward_stub(input.device(), a, input.scalar_type(), x.data_ptr(), w.data_ptr(),
                       b.defined() ? b.data_ptr() : nullptr, out.data_ptr());
   return out;
 }
@@ -307,7 +307,7 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Conv2dArgs& a, const Te
   Tensor gy = contiguous(grad_output);
   Tensor x = need[1] ? contiguous(input) : Tensor(), w = need[0] ? contiguous(weight) : Tensor();
   auto ptr = [](const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; };
-  conv2d_backward_stub(grad_output.device().type, a, grad_output.scalar_type(), gy.data_ptr(), ptr(x), ptr(w), ptr(gi),
+  conv2d_backward_stub(grad_output.device(), a, grad_output.scalar_type(), gy.data_ptr(), ptr(x), ptr(w), ptr(gi),
                        ptr(gw), ptr(gb));
   return {gi, gw, gb};
 }

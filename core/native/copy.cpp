@@ -54,7 +54,7 @@ void copy_(const Tensor& dst, const Tensor& src) {
     return;
   }
   StridedLoop L = make_strided_loop({dst, source}, dst.sizes());
-  convert_stub(dst.device().type, L, dst.scalar_type(), source.scalar_type());
+  convert_stub(dst.device(), L, dst.scalar_type(), source.scalar_type());
 }
 
 Tensor clone(const Tensor& t) {
@@ -83,7 +83,7 @@ void fill_(const Tensor& t, const Scalar& value) {
   if (t.numel() == 0) return;
   t.unsafe_impl()->storage.bump_version();
   StridedLoop L = make_strided_loop({t}, t.sizes());
-  fill_stub(t.device().type, L, t.scalar_type(), value);
+  fill_stub(t.device(), L, t.scalar_type(), value);
 }
 
 }  // namespace gr::native

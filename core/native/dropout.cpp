@@ -118,7 +118,7 @@ std::pair<Tensor, Tensor> dropout(const Tensor& input, double p, Generator* gen)
   const int64_t n = input.numel();
   DropoutParams params{dropout_threshold(p), dropout_scale(p), g.seed(), g.reserve(static_cast<uint64_t>((n + 3) / 4))};
   if (n > 0)
-    dropout_stub(input.device().type, in.data_ptr(), out.data_ptr(), mask.data_ptr<bool>(), n, params,
+    dropout_stub(input.device(), in.data_ptr(), out.data_ptr(), mask.data_ptr<bool>(), n, params,
                  input.scalar_type());
   return {out, mask};
 }
@@ -129,7 +129,7 @@ Tensor dropout_backward(const Tensor& grad, const Tensor& mask, double scale) {
   Tensor g = contiguous(grad), m = contiguous(mask);
   Tensor gi = empty(grad.sizes(), grad.options());
   if (gi.numel() > 0)
-    dropout_backward_stub(grad.device().type, g.data_ptr(), m.data_ptr<bool>(), gi.data_ptr(), gi.numel(), scale,
+    dropout_backward_stub(grad.device(), g.data_ptr(), m.data_ptr<bool>(), gi.data_ptr(), gi.numel(), scale,
                           grad.scalar_type());
   return gi;
 }

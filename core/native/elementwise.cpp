@@ -31,7 +31,7 @@ Tensor run_binary(const DispatchStub<ElementwiseFn>& stub, const char* op, const
   Tensor out = empty(shape, TensorOptions(out_dtype == compute ? math : out_dtype).device(a.device()));
   Tensor ac = to_dtype(a, math), bc = to_dtype(b, math);
   StridedLoop L = make_strided_loop({out, ac, bc}, shape);
-  stub(a.device().type, L, math, param);
+  stub(a.device(), L, math, param);
   return to_dtype(out, out_dtype);
 }
 
@@ -41,7 +41,7 @@ Tensor run_unary(const DispatchStub<ElementwiseFn>& stub, const Tensor& a, Scala
   Tensor out = empty(a.sizes(), TensorOptions(math).device(a.device()));
   Tensor ac = to_dtype(a, math);
   StridedLoop L = make_strided_loop({out, ac}, a.sizes());
-  stub(a.device().type, L, math, param);
+  stub(a.device(), L, math, param);
   return to_dtype(out, compute);
 }
 
@@ -62,7 +62,7 @@ void run_binary_inplace(const DispatchStub<ElementwiseFn>& stub, const char* op,
   Tensor o = to_dtype(other, self.scalar_type());
   if (o.storage().is_same(self.storage()) && !o.is_same(self)) o = clone(o);
   StridedLoop L = make_strided_loop({self, self, o}, shape);
-  stub(self.device().type, L, self.scalar_type(), param);
+  stub(self.device(), L, self.scalar_type(), param);
   self.unsafe_impl()->storage.bump_version();
 }
 
@@ -147,7 +147,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor out = empty(shape, TensorOptions(t).device(a.device()));
   Tensor ac = to_dtype(a, t), bc = to_dtype(b, t);
   StridedLoop L = make_strided_loop({out, cond, ac, bc}, shape);
-  where_stub(a.device().type, L, t, 0);
+  where_stub(a.device(), L, t, 0);
   return out;
 }
 
@@ -165,7 +165,7 @@ Tensor tanh(const Tensor& a) { return run_unary(tanh_stub, a, floating_or_float3
 
 void relu_(const Tensor& self) {
   StridedLoop L = make_strided_loop({self, self}, self.sizes());
-  relu_stub(self.device().type, L, self.scalar_type(), 0);
+  relu_stub(self.device(), L, self.scalar_type(), 0);
   self.unsafe_impl()->storage.bump_version();
 }
 

@@ -154,7 +154,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
   Tensor out = empty({M, N}, a.options());
   GemmOperand A = gemm_operand_2d(a), B = gemm_operand_2d(b);
-  gemm_stub(a.device().type, a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, A.data, A.ld, B.data, B.ld, 0.0,
+  gemm_stub(a.device(), a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, A.data, A.ld, B.data, B.ld, 0.0,
             out.data_ptr(), std::max<int64_t>(N, 1));
   return out;
 }
@@ -176,7 +176,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   auto [at, A] = operand(a);
   auto [bt, B] = operand(b);
   // A 3-D operand has one batch stride, so the whole batch is one strided-batched call.
-  gemm_batched_stub(a.device().type, a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, A.data, A.ld, at.stride(0),
+  gemm_batched_stub(a.device(), a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, A.data, A.ld, at.stride(0),
                     B.data, B.ld, bt.stride(0), 0.0, out.data_ptr(), std::max<int64_t>(N, 1), M * N, batch);
   return out;
 }

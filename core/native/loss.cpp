@@ -109,7 +109,7 @@ std::pair<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target, co
   const bool per_sample = reduction == Reduction::None && input.dim() == 2;
   Tensor out = empty(per_sample ? std::vector<int64_t>{N} : std::vector<int64_t>{}, input.options());
   Tensor total_weight = empty({}, input.options());
-  nll_loss_stub(input.device().type, x.data_ptr(), t.data_ptr<int64_t>(), w.defined() ? w.data_ptr() : nullptr,
+  nll_loss_stub(input.device(), x.data_ptr(), t.data_ptr<int64_t>(), w.defined() ? w.data_ptr() : nullptr,
                 out.data_ptr(), total_weight.data_ptr(), N, C, reduction, ignore_index, input.scalar_type());
   return {out, total_weight};
 }
@@ -120,7 +120,7 @@ Tensor nll_loss_backward(const Tensor& grad_out, IntArrayRef input_sizes, const 
   Tensor g = contiguous(grad_out), t = contiguous(target), w = weight.defined() ? contiguous(weight) : Tensor();
   Tensor tw = contiguous(total_weight);
   Tensor grad_in = empty(input_sizes, grad_out.options());
-  nll_loss_backward_stub(grad_out.device().type, g.data_ptr(), t.data_ptr<int64_t>(), w.defined() ? w.data_ptr() : nullptr,
+  nll_loss_backward_stub(grad_out.device(), g.data_ptr(), t.data_ptr<int64_t>(), w.defined() ? w.data_ptr() : nullptr,
                          tw.data_ptr(), grad_in.data_ptr(), N, C, reduction, ignore_index, grad_out.scalar_type());
   return grad_in;
 }

@@ -68,7 +68,7 @@ void sgd_step(const Tensor& param, const Tensor& grad, const Tensor& buf, const 
   check_operands("SGD", param, {&grad, &buf});
   GR_CHECK(grad.defined(), "SGD: parameter has no gradient");
   GR_CHECK(s.momentum == 0 || buf.defined(), "SGD: momentum buffer missing");
-  sgd_step_stub(param.device().type, param, grad, buf, s);
+  sgd_step_stub(param.device(), param, grad, buf, s);
   param.unsafe_impl()->storage.bump_version();
 }
 
@@ -77,7 +77,7 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& m, const T
   check_operands("Adam", param, {&grad, &m, &v, &vmax});
   GR_CHECK(grad.defined() && m.defined() && v.defined() && (!s.amsgrad || vmax.defined()),
            "Adam: gradient or state missing");
-  adam_step_stub(param.device().type, param, grad, m, v, vmax, s);
+  adam_step_stub(param.device(), param, grad, m, v, vmax, s);
   param.unsafe_impl()->storage.bump_version();
 }
 
@@ -85,7 +85,7 @@ void adadelta_step(const Tensor& param, const Tensor& grad, const Tensor& sq, co
                    const functors::AdadeltaStep<double>& s) {
   check_operands("Adadelta", param, {&grad, &sq, &acc});
   GR_CHECK(grad.defined() && sq.defined() && acc.defined(), "Adadelta: gradient or state missing");
-  adadelta_step_stub(param.device().type, param, grad, sq, acc, s);
+  adadelta_step_stub(param.device(), param, grad, sq, acc, s);
   param.unsafe_impl()->storage.bump_version();
 }
 

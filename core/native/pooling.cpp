@@ -394,7 +394,7 @@ std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const Poo
   Tensor out = empty(sizes, input.options());
   Tensor indices = empty(sizes, TensorOptions(kInt64).device(input.device()));
   if (out.numel() > 0)
-    max_pool2d_stub(input.device().type, in.data_ptr(), out.data_ptr(), indices.data_ptr<int64_t>(), g,
+    max_pool2d_stub(input.device(), in.data_ptr(), out.data_ptr(), indices.data_ptr<int64_t>(), g,
                     input.scalar_type());
   return {out, indices};
 }
@@ -404,7 +404,7 @@ Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, IntArr
   Tensor go = contiguous(grad_out), idx = contiguous(indices);
   Tensor gi = empty(input_sizes, grad_out.options());
   if (gi.numel() > 0)
-    max_pool2d_backward_stub(grad_out.device().type, go.data_ptr(), idx.data_ptr<int64_t>(), gi.data_ptr(), g,
+    max_pool2d_backward_stub(grad_out.device(), go.data_ptr(), idx.data_ptr<int64_t>(), gi.data_ptr(), g,
                              grad_out.scalar_type());
   return gi;
 }
@@ -413,7 +413,7 @@ Tensor avg_pool2d(const Tensor& input, const Pool2dGeometry& g, bool count_inclu
   Tensor in = contiguous(input);
   Tensor out = empty(output_sizes(input, g), input.options());
   if (out.numel() > 0)
-    avg_pool2d_stub(input.device().type, in.data_ptr(), out.data_ptr(), g, count_include_pad, input.scalar_type());
+    avg_pool2d_stub(input.device(), in.data_ptr(), out.data_ptr(), g, count_include_pad, input.scalar_type());
   return out;
 }
 
@@ -422,7 +422,7 @@ Tensor avg_pool2d_backward(const Tensor& grad_out, IntArrayRef input_sizes, cons
   Tensor go = contiguous(grad_out);
   Tensor gi = empty(input_sizes, grad_out.options());
   if (gi.numel() > 0)
-    avg_pool2d_backward_stub(grad_out.device().type, go.data_ptr(), gi.data_ptr(), g, count_include_pad,
+    avg_pool2d_backward_stub(grad_out.device(), go.data_ptr(), gi.data_ptr(), g, count_include_pad,
                              grad_out.scalar_type());
   return gi;
 }
@@ -431,7 +431,7 @@ Tensor adaptive_avg_pool2d(const Tensor& input, const Pool2dGeometry& g) {
   Tensor in = contiguous(input);
   Tensor out = empty(output_sizes(input, g), input.options());
   if (out.numel() > 0)
-    adaptive_avg_pool2d_stub(input.device().type, in.data_ptr(), out.data_ptr(), g, input.scalar_type());
+    adaptive_avg_pool2d_stub(input.device(), in.data_ptr(), out.data_ptr(), g, input.scalar_type());
   return out;
 }
 
@@ -439,7 +439,7 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_out, IntArrayRef input_si
   Tensor go = contiguous(grad_out);
   Tensor gi = empty(input_sizes, grad_out.options());
   if (gi.numel() > 0)
-    adaptive_avg_pool2d_backward_stub(grad_out.device().type, go.data_ptr(), gi.data_ptr(), g, grad_out.scalar_type());
+    adaptive_avg_pool2d_backward_stub(grad_out.device(), go.data_ptr(), gi.data_ptr(), g, grad_out.scalar_type());
   return gi;
 }
 

@@ -49,7 +49,7 @@ void random_(const Tensor& out, RandomKind kind, double a, double b, Generator* 
   int64_t per_block = random_values_per_block(kind, out.scalar_type());
   uint64_t blocks = static_cast<uint64_t>((out.numel() + per_block - 1) / per_block);
   RandomParams p{kind, g.seed(), g.reserve(blocks), a, b};
-  if (out.numel() > 0) random_stub(out.device().type, out, p);
+  if (out.numel() > 0) random_stub(out.device(), out, p);
 }
 
 }  // namespace gr::native

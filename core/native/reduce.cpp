@@ -168,7 +168,7 @@ std::pair<Tensor, Tensor> max_min(const Tensor& x, int64_t dim, bool keepdim, bo
   std::vector<int64_t> shape = reduced_shape(x.sizes(), mask, keepdim);
   Tensor values = empty(shape, x.options());
   Tensor indices = empty(shape, TensorOptions(kInt64).device(x.device()));
-  max_stub(x.device().type, c.data_ptr(), values.data_ptr(), indices.data_ptr<int64_t>(), outer, R, inner,
+  max_stub(x.device(), c.data_ptr(), values.data_ptr(), indices.data_ptr<int64_t>(), outer, R, inner,
            x.scalar_type(), is_max);
   return {values, indices};
 }
@@ -180,7 +180,7 @@ Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim) {
   Tensor out = empty(reduced_shape(x.sizes(), mask, keepdim), TensorOptions(sum_dtype(x.scalar_type())).device(x.device()));
   Plan p = plan_reduction(x, mask);
   if (out.numel() == 0) return out;
-  sum_stub(x.device().type, p.input.data_ptr(), out.data_ptr(), p.outer, p.R, p.inner, x.scalar_type(),
+  sum_stub(x.device(), p.input.data_ptr(), out.data_ptr(), p.outer, p.R, p.inner, x.scalar_type(),
            out.scalar_type());
   return out;
 }

@@ -74,7 +74,7 @@ Tensor softmax(const Tensor& x, int64_t dim, bool log) {
   Tensor out = empty(x.sizes(), x.options());
   if (x.numel() == 0) return out;
   Layout l = layout_of(x, d);
-  softmax_stub(x.device().type, in.data_ptr(), out.data_ptr(), l.outer, l.R, l.inner, x.scalar_type(), log);
+  softmax_stub(x.device(), in.data_ptr(), out.data_ptr(), l.outer, l.R, l.inner, x.scalar_type(), log);
   return out;
 }
 
@@ -84,7 +84,7 @@ Tensor softmax_backward(const Tensor& grad, const Tensor& out, int64_t dim, bool
   Tensor gin = empty(out.sizes(), out.options());
   if (out.numel() == 0) return gin;
   Layout l = layout_of(out, d);
-  softmax_backward_stub(out.device().type, g.data_ptr(), y.data_ptr(), gin.data_ptr(), l.outer, l.R, l.inner,
+  softmax_backward_stub(out.device(), g.data_ptr(), y.data_ptr(), gin.data_ptr(), l.outer, l.R, l.inner,
                         out.scalar_type(), log);
   return gin;
 }

@@ -160,22 +160,22 @@ void BlockPool::free(void* ptr) {
 void BlockPool::free_block(Block* b) {
   FreeList& list = b->small ? small_ : large_;
   auto is_free = [](const Block* n) { return n && !n->allocated && n->event_count == 0; };
+  // `a` takes over its neighbour `next` on the segment.
+  auto merge = [](Block* a, Block* next) {
+    a->size += next->size;
+    a->next = next->next;
+    if (next->next) next->next->prev = a;
+    delete next;
+  };
   if (is_free(b->prev)) {
     Block* p = b->prev;
     list.erase(p);
-    p->size += b->size;
-    p->next = b->next;
-    if (b->next) b->next->prev = p;
-    delete b;
+    merge(p, b);
     b = p;
   }
   if (is_free(b->next)) {
-    Block* n = b->next;
-    list.erase(n);
-    b->size += n->size;
-    b->next = n->next;
-    if (n->next) n->next->prev = b;
-    delete n;
+    list.erase(b->next);
+    merge(b, b->next);
   }
   list.insert(b);
 }

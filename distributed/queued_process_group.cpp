@@ -53,12 +53,9 @@ std::string QueuedProcessGroup::describe(const char* op, const Tensor& t, const 
 }
 
 std::exception_ptr QueuedProcessGroup::failure(const std::string& description, const std::string& what) const {
-  std::string extra = explain_failure(what);
-  try {
-    GR_ERROR(description, " failed: ", what, extra.empty() ? "" : " ", extra);
-  } catch (...) {
-    return std::current_exception();
-  }
+  const std::string extra = explain_failure(what);
+  return std::make_exception_ptr(
+      gr::Error(detail::str_cat(description, " failed: ", what, extra.empty() ? "" : " ", extra), __FILE__, __LINE__));
 }
 
 void QueuedProcessGroup::loop() {

@@ -8,12 +8,34 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include <gradring/gradring.h>
 #include <vector>
 
 namespace gr::test {
+
+// Sets (or, with nullopt, unsets) environment variable `name` in this process and restores
+// its previous state at scope exit.
+class EnvGuard {
+ public:
+  EnvGuard(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) ::setenv(name, value->c_str(), 1);
+    else ::unsetenv(name);
+  }
+  ~EnvGuard() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  EnvGuard(const EnvGuard&) = delete;
+  EnvGuard& operator=(const EnvGuard&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 // `name` inside a per-process scratch folder /tmp/<folder>_<pid>/ (created on demand).
 inline std::string temp_path(const std::string& folder, const std::string& name) {

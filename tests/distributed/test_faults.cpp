@@ -23,6 +23,7 @@
 using namespace gr;
 using namespace gr::distributed;
 using namespace std::chrono_literals;
+using gr::test::EnvGuard;
 
 namespace {
 
@@ -65,21 +66,6 @@ std::string spawn_expecting_failure(int n, const std::function<void(int)>& fn) {
   }
   return "";
 }
-
-// Sets an environment variable for one scope (the previous value comes back).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 }  // namespace
 
@@ -200,19 +186,18 @@ TEST_CASE("bad environment variables are refused, naming the variable and its va
   for (const Case& c : cases) {
     CAPTURE(c.name);
     CAPTURE(c.value);
-    ScopedEnv rank("RANK", "0"), size("WORLD_SIZE", "1"), addr("MASTER_ADDR", "127.0.0.1"), port("MASTER_PORT", "29500");
-    ScopedEnv bad(c.name, c.value);
+    EnvGuard rank("RANK", "0"), size("WORLD_SIZE", "1"), addr("MASTER_ADDR", "127.0.0.1"), port("MASTER_PORT", "29500");
+    EnvGuard bad(c.name, c.value);
     std::string message = gr::test::error_of([] { resolve_rendezvous(InitOptions{}); });
     CHECK(message.find(c.expected) != std::string::npos);
   }
   {
-    ScopedEnv rank("RANK", "0"), size("WORLD_SIZE", "1"), port("MASTER_PORT", "29500");
-    unsetenv("MASTER_ADDR");
+    EnvGuard rank("RANK", "0"), size("WORLD_SIZE", "1"), port("MASTER_PORT", "29500"), addr("MASTER_ADDR", std::nullopt);
     CHECK(gr::test::error_of([] { resolve_rendezvous(InitOptions{}); }).find("MASTER_ADDR is not set") !=
           std::string::npos);
   }
   {
-    ScopedEnv debug("GRADRING_DISTRIBUTED_DEBUG", "verbose");
+    EnvGuard debug("GRADRING_DISTRIBUTED_DEBUG", "verbose");
     CHECK(gr::test::error_of([] { debug_level(); }).find("'verbose' is not a debug level") != std::string::npos);
   }
   // A network interface that does not exist: Gloo's failure, with the rank and the interface.

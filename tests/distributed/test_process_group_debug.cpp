@@ -22,23 +22,6 @@ namespace {
 
 constexpr const char* kVar = "GRADRING_DISTRIBUTED_DEBUG";
 
-// Sets (or unsets, with nullopt) the variable in this process and restores it at scope exit.
-class EnvGuard {
- public:
-  explicit EnvGuard(std::optional<std::string> value) {
-    if (const char* old = std::getenv(kVar)) old_ = old;
-    if (value) ::setenv(kVar, value->c_str(), 1);
-    else ::unsetenv(kVar);
-  }
-  ~EnvGuard() {
-    if (old_) ::setenv(kVar, old_->c_str(), 1);
-    else ::unsetenv(kVar);
-  }
-
- private:
-  std::optional<std::string> old_;
-};
-
 // Inside a spawned rank: the default Gloo group under `level`.
 ProcessGroupPtr init_with(const char* level, std::chrono::milliseconds timeout = 30s) {
   ::setenv(kVar, level, 1);
@@ -94,20 +77,20 @@ void expect_group_usable(ProcessGroup& pg) {
 
 TEST_CASE("debug_level parses GRADRING_DISTRIBUTED_DEBUG case-insensitively and rejects other values") {
   {
-    EnvGuard g(std::nullopt);
+    gr::test::EnvGuard g(kVar, std::nullopt);
     CHECK(debug_level() == DebugLevel::Off);
   }
   for (auto [value, want] : {std::pair{"", DebugLevel::Off}, {"OFF", DebugLevel::Off}, {"off", DebugLevel::Off},
                              {"INFO", DebugLevel::Info}, {"Info", DebugLevel::Info}, {"DETAIL", DebugLevel::Detail},
                              {"detail", DebugLevel::Detail}}) {
     CAPTURE(value);
-    EnvGuard g{std::string(value)};
+    gr::test::EnvGuard g(kVar, std::string(value));
     CHECK(debug_level() == want);
   }
   CHECK(std::string(debug_level_name(DebugLevel::Detail)) == "DETAIL");
   for (const char* bad : {"verbose", "2", "DETAILS", " detail"}) {
     CAPTURE(bad);
-    EnvGuard g{std::string(bad)};
+    gr::test::EnvGuard g(kVar, std::string(bad));
     std::string message = gr::test::error_of([] { debug_level(); });
     CHECK(message.find(std::string("GRADRING_DISTRIBUTED_DEBUG='") + bad + "'") != std::string::npos);
     CHECK(message.find("OFF, INFO or DETAIL") != std::string::npos);
@@ -117,10 +100,10 @@ TEST_CASE("debug_level parses GRADRING_DISTRIBUTED_DEBUG case-insensitively and 
 TEST_CASE("DETAIL wraps a group (null stays null), OFF and INFO do not; the wrapper checks, then forwards") {
   auto fake = std::make_shared<FakeGroup>();
   for (const char* level : {"OFF", "info"}) {
-    EnvGuard g{std::string(level)};
+    gr::test::EnvGuard g(kVar, std::string(level));
     CHECK(wrap_for_debug(fake) == fake);
   }
-  EnvGuard g{std::string("Detail")};
+  gr::test::EnvGuard g(kVar, std::string("Detail"));
   CHECK(wrap_for_debug(nullptr) == nullptr);
   ProcessGroupPtr pg = wrap_for_debug(fake);
   REQUIRE(dynamic_cast<DebugProcessGroup*>(pg.get()) != nullptr);
@@ -139,7 +122,7 @@ TEST_CASE("DETAIL wraps a group (null stays null), OFF and INFO do not; the wrap
 }
 
 TEST_CASE("a bad GRADRING_DISTRIBUTED_DEBUG value makes init_process_group fail before the rendezvous") {
-  EnvGuard g{std::string("loud")};
+  gr::test::EnvGuard g(kVar, std::string("loud"));
   InitOptions o;
   o.backend = "gloo";
   o.rank = 0;

@@ -57,22 +57,21 @@ grep -q "resuming from .*: epoch 2, batch 6, step 16" "$tmp/out.log" || fail "th
 cmp "$tmp/a.st" "$tmp/b.st" || fail "one process: the resumed model differs from the uninterrupted one"
 
 # 2. A truncated and a corrupt snapshot are refused, naming the file.
+# refused WHAT SNAPSHOT PATTERN: train_mnist exits with 1 and prints PATTERN.
+refused() {
+  set +e
+  "$app" "${common[@]}" --max-steps 1 --snapshot "$2" > "$tmp/out.log" 2>&1
+  local rc=$?
+  set -e
+  [ "$rc" = 1 ] || fail "$1 snapshot: exit code $rc, expected 1"
+  grep -q "$3" "$tmp/out.log" || fail "$1 snapshot: no error matching '$3'"
+}
 bytes=$(stat -c %s "$tmp/b.snap")
 head -c $((bytes - 100)) "$tmp/b.snap" > "$tmp/t.snap"
-set +e
-"$app" "${common[@]}" --max-steps 1 --snapshot "$tmp/t.snap" > "$tmp/out.log" 2>&1
-rc=$?
-set -e
-[ "$rc" = 1 ] || fail "truncated snapshot: exit code $rc, expected 1"
-grep -q "load_snapshot: .*t.snap" "$tmp/out.log" || fail "truncated snapshot: no load_snapshot error naming the file"
+refused truncated "$tmp/t.snap" "load_snapshot: .*t.snap"
 cp "$tmp/b.snap" "$tmp/c.snap"
 printf '\x55' | dd of="$tmp/c.snap" bs=1 seek=$((bytes - 1000)) conv=notrunc status=none
-set +e
-"$app" "${common[@]}" --max-steps 1 --snapshot "$tmp/c.snap" > "$tmp/out.log" 2>&1
-rc=$?
-set -e
-[ "$rc" = 1 ] || fail "corrupt snapshot: exit code $rc, expected 1"
-grep -q "is corrupt: checksum" "$tmp/out.log" || fail "corrupt snapshot: no checksum error"
+refused corrupt "$tmp/c.snap" "is corrupt: checksum"
 
 # 3. Two ranks (5 batches per rank and epoch): rank 1 SIGKILLs itself after step 13; the
 #    launcher restarts both, they resume from rank 0's snapshot of step 12 and finish.

@@ -50,4 +50,19 @@ rc=$?
 set -e
 [ "$rc" = 2 ] || fail "--sync-bn without a launcher: exit code $rc, expected 2"
 grep -q "gradring-run" "$tmp/out.log" || fail "--sync-bn without a launcher: message does not name gradring-run"
+# 4. --device cuda without a usable GPU (this machine, or a CPU-only build): each rank says why
+#    and trains on the CPU (the JSON names the device); --backend nccl without --device cuda
+#    is refused. Skipped where the build has CUDA and the machine has a GPU per rank.
+if ! command -v nvidia-smi > /dev/null 2>&1 || ! nvidia-smi -L > /dev/null 2>&1; then
+  timeout 300 "$run" --nproc-per-node 2 --standalone "$app" --data "$data" --max-steps 3 --warmup 1 --json \
+    --device cuda > "$tmp/out.log" 2>&1 || fail "--device cuda without a GPU: exit code $?"
+  grep -q "running on \(the \)\?CPU" "$tmp/out.log" || fail "--device cuda without a GPU: no CPU notice"
+  grep -q '^\[rank 0\] {.*"device":"cpu"' "$tmp/out.log" || fail "--device cuda without a GPU: JSON device is not cpu"
+fi
+set +e
+"$app" --data "$data" --max-steps 1 --backend nccl > "$tmp/out.log" 2>&1
+rc=$?
+set -e
+[ "$rc" = 1 ] || fail "--backend nccl on the CPU: exit code $rc, expected 1"
+grep -q "needs --device cuda" "$tmp/out.log" || fail "--backend nccl on the CPU: no message naming --device cuda"
 echo "train_mnist_ddp: OK"

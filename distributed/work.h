@@ -3,6 +3,7 @@
 // "done" means the result is in the output tensors; see Note [Work and streams] for CUDA.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -31,7 +32,8 @@ class Work {
   // True once completed without error.
   bool is_success() const;
   // Blocks until done; rethrows the collective's error. A zero timeout means no limit;
-  // otherwise a gr::Error names the collective and how long was waited.
+  // otherwise a gr::Error names the collective and how long was waited. Polls for a while
+  // before it sleeps (Note [Spinning before sleeping] in work.cpp, GRADRING_WAIT_SPIN_US).
   virtual void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   virtual void synchronize() { wait(); }
   std::exception_ptr exception() const;
@@ -46,11 +48,23 @@ class Work {
   void set_result(std::vector<Tensor> result) { result_ = std::move(result); }
   void finish(std::exception_ptr error = nullptr);
 
+  // How long wait() polls before it sleeps: GRADRING_WAIT_SPIN_US (microseconds, default
+  // 20000; read at the first wait) until set here. 0: sleep at once.
+  static std::chrono::microseconds spin_limit();
+  static void set_spin_limit(std::chrono::microseconds limit);
+  // The value of GRADRING_WAIT_SPIN_US (null or empty: the default); throws on a bad value.
+  static std::chrono::microseconds parse_spin_limit(const char* value);
+
+ protected:
+  // Polls (yielding the CPU) until finished or `limit` has passed; true when finished.
+  bool spin_until_completed(std::chrono::microseconds limit) const;
+
  private:
   std::string description_;
   mutable std::mutex mutex_;
   std::condition_variable done_cv_;
   bool completed_ = false;
+  std::atomic<bool> done_{false};  // completed_, readable without the mutex (for polling)
   bool finishing_ = false;
   std::exception_ptr error_;
   std::vector<Tensor> result_;

@@ -1,4 +1,6 @@
-// Work: completion, errors rethrown on wait, timeouts, callbacks before waiters wake.
+// Work: completion, errors rethrown on wait, timeouts, callbacks before waiters wake, polling.
+#include <sys/resource.h>
+
 #include <thread>
 
 #include "distributed/work.h"
@@ -44,4 +46,65 @@ TEST_CASE("then() runs before waiters return, or at once after completion") {
   failing.then([] { throw std::runtime_error("hook failed"); });
   failing.finish();
   CHECK_THROWS_WITH(failing.wait(), "hook failed");
+}
+
+namespace {
+
+// CPU time the calling thread has used, in ms.
+double thread_cpu_ms() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
+
+// CPU time the calling thread spends in a wait() that another thread finishes after `delay`.
+double cpu_ms_waiting(std::chrono::milliseconds delay) {
+  Work w("op");
+  std::thread t([&] {
+    std::this_thread::sleep_for(delay);
+    w.finish();
+  });
+  const double before = thread_cpu_ms();
+  w.wait();
+  const double used = thread_cpu_ms() - before;
+  t.join();
+  return used;
+}
+
+struct SpinLimitGuard {
+  std::chrono::microseconds saved = Work::spin_limit();
+  ~SpinLimitGuard() { Work::set_spin_limit(saved); }
+};
+
+}  // namespace
+
+TEST_CASE("wait() polls for the spin limit, then sleeps; 0 sleeps at once") {
+  SpinLimitGuard guard;
+  // Note [Spinning before sleeping]: polling keeps the waiting thread on its CPU (yielding
+  // it to anything runnable), so it uses CPU time while it waits; sleeping uses almost none.
+  Work::set_spin_limit(std::chrono::microseconds(0));
+  CHECK(cpu_ms_waiting(80ms) < 2.0);
+  Work::set_spin_limit(std::chrono::microseconds(50000));
+  CHECK(cpu_ms_waiting(80ms) > 4.0);  // about 50 ms on an idle core, less on a busy one
+  CHECK_THROWS_WITH_AS(Work::set_spin_limit(std::chrono::microseconds(-1)), doctest::Contains("negative"), gr::Error);
+}
+
+TEST_CASE("polling counts against the timeout") {
+  SpinLimitGuard guard;
+  Work::set_spin_limit(std::chrono::microseconds(400000));
+  Work never("allreduce #9 on rank 0");
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(never.wait(100ms), doctest::Contains("not completed after 100 ms"), gr::Error);
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took >= 100ms);
+  CHECK(took < 350ms);  // the timeout, not the 400 ms of polling, nor polling + timeout
+}
+
+TEST_CASE("GRADRING_WAIT_SPIN_US: default, values, and bad values named") {
+  CHECK(Work::parse_spin_limit(nullptr) == std::chrono::microseconds(20000));
+  CHECK(Work::parse_spin_limit("") == std::chrono::microseconds(20000));
+  CHECK(Work::parse_spin_limit("0") == std::chrono::microseconds(0));
+  CHECK(Work::parse_spin_limit("1500") == std::chrono::microseconds(1500));
+  for (const char* bad : {"abc", "-5", "10ms", "99999999999"})
+    CHECK_THROWS_WITH_AS(Work::parse_spin_limit(bad), doctest::Contains("GRADRING_WAIT_SPIN_US"), gr::Error);
 }

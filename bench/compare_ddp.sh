@@ -6,7 +6,7 @@
 # (2-rank images/s over twice the 1-process images/s). Usage:
 #   bench/compare_ddp.sh [--steps N] [--repeat R] [--ceiling] [--build DIR]
 #     --steps N   steps per run (default 0: one full epoch)
-#     --repeat R  rounds; each figure is the best of R (default 1)
+#     --repeat R  rounds; each figure is the best of R, and a line of medians follows (default 1)
 #     --mpi       also run gradring's 2 ranks on the MPI backend (mpirun, shared memory)
 #     --ceiling   also run two independent 1-process gradring trainings at once (no DDP) and
 #                 print their summed images/s: what two ranks can reach on this machine at
@@ -82,13 +82,15 @@ print(sum(json.loads(l[l.index("{"):])[sys.argv[1]] for l in sys.stdin.read().sp
 configs=(gr1 t1 gr2 t2)
 [ "$ceiling" = 1 ] && configs+=(pair)
 [ "$mpi" = 1 ] && configs+=(mpi2)
-declare -A best acc
-for config in "${configs[@]}"; do best[$config]=0; acc[$config]=0; done
+declare -A best acc all
+for config in "${configs[@]}"; do best[$config]=0; acc[$config]=0; all[$config]=""; done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
 for ((round = 1; round <= repeat; ++round)); do
   for config in "${configs[@]}"; do  # alternating, so a slow phase of the machine hits both
     out=$(run "$config") || { echo "compare_ddp: run $config failed:" >&2; echo "$out" >&2; exit 1; }
     if [ "$config" = pair ]; then ips=$(echo "$out" | field_sum images_per_sec); else ips=$(echo "$out" | field images_per_sec); fi
     echo "round $round $config: $(printf '%.0f' "$ips") img/s" >&2
+    all[$config]+="$ips "
     if (($(echo "$ips > ${best[$config]}" | bc -l))); then
       best[$config]=$ips
       acc[$config]=$(echo "$out" | field test_accuracy)
@@ -104,6 +106,13 @@ for n in 1 2; do
 done
 printf "%-10s %13.1f%% %13.1f%%\n" "scaling" "$(echo "100 * ${best[gr2]} / (2 * ${best[gr1]})" | bc -l)" \
   "$(echo "100 * ${best[t2]} / (2 * ${best[t1]})" | bc -l)"
+if [ "$repeat" -gt 1 ]; then  # the best rounds may come from different phases of the machine
+  declare -A med
+  for config in "${configs[@]}"; do med[$config]=$(echo "${all[$config]}" | median); done
+  printf "median of %d rounds: 1 rank %.0f / %.0f, 2 ranks %.0f / %.0f img/s (gradring / torch), ratio at 2 ranks %.2fx, scaling %.1f%% / %.1f%%\n" \
+    "$repeat" "${med[gr1]}" "${med[t1]}" "${med[gr2]}" "${med[t2]}" "$(echo "${med[gr2]} / ${med[t2]}" | bc -l)" \
+    "$(echo "100 * ${med[gr2]} / (2 * ${med[gr1]})" | bc -l)" "$(echo "100 * ${med[t2]} / (2 * ${med[t1]})" | bc -l)"
+fi
 if [ "$mpi" = 1 ]; then
   printf "%-10s %14.0f %14s %7.2fx %10.4f   (gradring on MPI: mpirun, shared memory; scaling %.1f%%)\n" "2 (mpi)" "${best[mpi2]}" \
     "" "$(echo "${best[mpi2]} / ${best[t2]}" | bc -l)" "${acc[mpi2]}" "$(echo "100 * ${best[mpi2]} / (2 * ${best[gr1]})" | bc -l)"

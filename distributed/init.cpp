@@ -11,6 +11,7 @@
 #include "distributed/prefix_store.h"
 #include "distributed/process_group_debug.h"
 #include "distributed/tcp_store.h"
+#include "distributed/work.h"
 
 namespace gr::distributed {
 
@@ -173,6 +174,7 @@ ProcessGroupPtr init_process_group(const InitOptions& o) {
                               "destroy_process_group() first");
   Backend backend = find_backend(o.backend);
   debug_level();  // a bad GRADRING_DISTRIBUTED_DEBUG fails here, before the rendezvous
+  Work::parse_spin_limit(std::getenv("GRADRING_WAIT_SPIN_US"));  // and so does a bad GRADRING_WAIT_SPIN_US
   DefaultGroup g;
   g.backend = o.backend;
   if (!backend.uses_store) {

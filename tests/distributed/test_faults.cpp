@@ -200,6 +200,17 @@ TEST_CASE("bad environment variables are refused, naming the variable and its va
     EnvGuard debug("GRADRING_DISTRIBUTED_DEBUG", "verbose");
     CHECK(gr::test::error_of([] { debug_level(); }).find("'verbose' is not a debug level") != std::string::npos);
   }
+  {  // refused by init_process_group before the rendezvous (nobody else would come here)
+    EnvGuard spin("GRADRING_WAIT_SPIN_US", "fast");
+    InitOptions o;
+    o.backend = "gloo";
+    o.rank = 0;
+    o.world_size = 2;
+    o.timeout = std::chrono::seconds(5);
+    CHECK(gr::test::error_of([&] { init_process_group(o); })
+              .find("GRADRING_WAIT_SPIN_US='fast' is not a whole number of microseconds") != std::string::npos);
+    CHECK_FALSE(is_initialized());
+  }
   // A network interface that does not exist: Gloo's failure, with the rank and the interface.
   const std::string path = gr::test::temp_path("faults", "bad_iface");
   spawn_expecting_failure(1, [path](int) {

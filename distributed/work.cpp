@@ -48,14 +48,10 @@ void Work::set_spin_limit(std::chrono::microseconds limit) {
   g_spin_limit_us.store(limit.count(), std::memory_order_relaxed);
 }
 
-bool Work::spin_until_completed(std::chrono::microseconds limit) const {
-  if (limit.count() == 0) return done_.load(std::memory_order_acquire);
+void Work::spin_until_completed(std::chrono::microseconds limit) const {
   const auto start = std::chrono::steady_clock::now();
-  while (!done_.load(std::memory_order_acquire)) {
-    if (std::chrono::steady_clock::now() - start >= limit) return false;
+  while (!completed_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() - start < limit)
     sched_yield();
-  }
-  return true;
 }
 
 bool Work::is_completed() const {
@@ -79,11 +75,11 @@ void Work::wait(std::chrono::milliseconds timeout) {
   spin_until_completed(spin);
   std::unique_lock lock(mutex_);
   if (timeout.count() > 0) {
-    bool done = done_cv_.wait_until(lock, start + timeout, [&] { return completed_; });
+    bool done = done_cv_.wait_until(lock, start + timeout, [&] { return completed_.load(); });
     GR_CHECK(done, description_, ": not completed after ", timeout.count(),
              " ms (a peer may have died or be stuck; every rank must issue the same collectives in the same order)");
   } else {
-    done_cv_.wait(lock, [&] { return completed_; });
+    done_cv_.wait(lock, [&] { return completed_.load(); });
   }
   if (error_) std::rethrow_exception(error_);
 }
@@ -117,10 +113,9 @@ void Work::finish(std::exception_ptr error) {
   }
   {
     std::lock_guard lock(mutex_);
-    completed_ = true;
     error_ = error;
+    completed_.store(true, std::memory_order_release);
   }
-  done_.store(true, std::memory_order_release);
   done_cv_.notify_all();
 }
 

@@ -55,16 +55,15 @@ class Work {
   // The value of GRADRING_WAIT_SPIN_US (null or empty: the default); throws on a bad value.
   static std::chrono::microseconds parse_spin_limit(const char* value);
 
- protected:
-  // Polls (yielding the CPU) until finished or `limit` has passed; true when finished.
-  bool spin_until_completed(std::chrono::microseconds limit) const;
-
  private:
+  // Polls (yielding the CPU) until finished or `limit` has passed.
+  void spin_until_completed(std::chrono::microseconds limit) const;
+
   std::string description_;
   mutable std::mutex mutex_;
   std::condition_variable done_cv_;
-  bool completed_ = false;
-  std::atomic<bool> done_{false};  // completed_, readable without the mutex (for polling)
+  // Written under mutex_ (with error_); atomic so that wait() can poll it without the mutex.
+  std::atomic<bool> completed_{false};
   bool finishing_ = false;
   std::exception_ptr error_;
   std::vector<Tensor> result_;

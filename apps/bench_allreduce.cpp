@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   app.add_option("-n,--iters", o.iters, "timed iterations per size")->capture_default_str()->check(apps::positive());
   app.add_option("-w,--warmup_iters", o.warmup, "untimed iterations first")->capture_default_str()->check(apps::non_negative());
   app.add_option("-c,--check", o.check, "check every result (1) or not (0)")->capture_default_str();
-  app.add_option("--backend", o.backend, "gloo, mpi, nccl (CUDA builds with NCCL; one GPU per rank)")
+  app.add_option("--backend", o.backend, "gloo, shm (one machine, shared memory), mpi (under mpirun), nccl (CUDA builds with NCCL; one GPU per rank)")
       ->capture_default_str();
   app.add_flag("--json", o.json, "print the rows as one JSON object on the last line (rank 0)");
   CLI11_PARSE(app, argc, argv);

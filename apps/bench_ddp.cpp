@@ -508,8 +508,8 @@ int main(int argc, char** argv) {
   app.add_option("--conv-algorithm", o.conv_algorithm, "CPU conv2d algorithm: auto, im2col, winograd or direct")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "im2col", "winograd", "direct"}));
-  app.add_option("--backend", o.backend, "process group: gloo (under gradring-run) or mpi (under mpirun)")
-      ->check(CLI::IsMember({"gloo", "mpi"}))
+  app.add_option("--backend", o.backend, "process group: gloo or shm (under gradring-run), or mpi (under mpirun)")
+      ->check(CLI::IsMember({"gloo", "shm", "mpi"}))
       ->capture_default_str();
   app.add_option("--seed", o.seed, "seed for the model and the synthetic data")->capture_default_str();
   app.add_option("--trace", o.trace_dir, "write the overlap mode's Chrome trace of every rank into this folder");

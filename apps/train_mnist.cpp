@@ -354,8 +354,9 @@ int main(int argc, char** argv) {
   app.add_option("--profile", o.profile, "profile every step; print a table and write a Chrome trace here (rank 0's)");
   app.add_option("--trace", o.trace, "profile every step; each rank writes DIR/rank<r>.json (Chrome trace)");
   app.add_option("--backend", o.backend,
-                 "process group when distributed: gloo (default on the CPU), nccl (default with --device cuda) or mpi (under mpirun)")
-      ->check(CLI::IsMember({"gloo", "nccl", "mpi"}));
+                 "process group when distributed: gloo (default on the CPU), shm (one machine, shared memory), nccl (default with "
+                 "--device cuda) or mpi (under mpirun)")
+      ->check(CLI::IsMember({"gloo", "shm", "nccl", "mpi"}));
   app.add_option("--device", o.device,
                  "cpu, cuda (each rank takes cuda:<local rank>) or cuda:N; without a CUDA device: a notice, then the CPU")
       ->capture_default_str();

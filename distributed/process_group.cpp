@@ -41,4 +41,19 @@ void ProcessGroup::check_rank(int r, const char* what, const char* op) const {
            size_, ")");
 }
 
+void ProcessGroup::check_avg(ReduceOp op, const Tensor& t, const char* op_name) const {
+  GR_CHECK(op != ReduceOp::Avg || t.is_floating_point(), backend_name(), " ", op_name,
+           ": avg needs a floating point tensor, got ", t.scalar_type());
+}
+
+void ProcessGroup::check_per_rank_tensors(const std::vector<Tensor>& list, const Tensor& like, const char* op,
+                                          const char* role, const char* like_name) const {
+  GR_CHECK(static_cast<int>(list.size()) == size_, backend_name(), " ", op, ": expected ", size_, " ", role,
+           " tensors, got ", list.size());
+  for (const Tensor& t : list)
+    GR_CHECK(t.defined() && t.sizes() == like.sizes() && t.scalar_type() == like.scalar_type() && t.is_cpu(),
+             backend_name(), " ", op, ": every ", role, " must be a CPU tensor with ", like_name, " shape ",
+             like.sizes(), " and dtype ", like.scalar_type());
+}
+
 }  // namespace gr::distributed

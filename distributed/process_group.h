@@ -55,6 +55,12 @@ class ProcessGroup {
   // check_tensor, and t must be a CPU tensor: what the CPU backends (Gloo, MPI) move.
   void check_cpu_tensor(const Tensor& t, const char* op) const;
   void check_rank(int r, const char* what, const char* op) const;
+  // ReduceOp::Avg needs a floating point tensor.
+  void check_avg(ReduceOp op, const Tensor& t, const char* op_name) const;
+  // `list` holds size() CPU tensors shaped and typed like `like`: allgather's outputs (role
+  // "output", like "the input's"), reduce_scatter's inputs (role "input").
+  void check_per_rank_tensors(const std::vector<Tensor>& list, const Tensor& like, const char* op, const char* role,
+                              const char* like_name) const;
 
   int rank_;
   int size_;

@@ -23,6 +23,7 @@
 #include "core/native/copy.h"
 #include "core/native/elementwise.h"
 #include "distributed/init.h"
+#include "distributed/reduce_kernels.h"
 
 namespace gr::distributed {
 
@@ -48,41 +49,7 @@ class GlooStoreAdapter : public gloo::rendezvous::Store {
   std::shared_ptr<distributed::Store> store_;
 };
 
-// Element-wise reduction c = a (op) b for Gloo, in the tensor's own C++ type.
-template <class T, class F>
-gloo::AllreduceOptions::Func make_reduce(F f) {
-  return [f](void* c, const void* a, const void* b, size_t n) {
-    T* out = static_cast<T*>(c);
-    const T* x = static_cast<const T*>(a);
-    const T* y = static_cast<const T*>(b);
-    for (size_t i = 0; i < n; ++i) out[i] = T(f(x[i], y[i]));
-  };
-}
-
-template <class T>
-gloo::AllreduceOptions::Func reduce_fn_typed(ReduceOp op) {
-  using V = std::conditional_t<std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>, float, T>;
-  switch (op) {
-    case ReduceOp::Sum:
-    case ReduceOp::Avg: return make_reduce<T>([](V a, V b) { return a + b; });
-    case ReduceOp::Product: return make_reduce<T>([](V a, V b) { return a * b; });
-    case ReduceOp::Min: return make_reduce<T>([](V a, V b) { return a < b ? a : b; });
-    case ReduceOp::Max: return make_reduce<T>([](V a, V b) { return a > b ? a : b; });
-  }
-  return nullptr;
-}
-
-gloo::AllreduceOptions::Func reduce_fn(ReduceOp op, ScalarType t) {
-  switch (t) {
-    case kFloat32: return reduce_fn_typed<float>(op);
-    case kFloat64: return reduce_fn_typed<double>(op);
-    case kInt64: return reduce_fn_typed<int64_t>(op);
-    case kUInt8: return reduce_fn_typed<uint8_t>(op);
-    case kBFloat16: return reduce_fn_typed<BFloat16>(op);
-    case kFloat16: return reduce_fn_typed<Half>(op);
-    default: GR_ERROR("gloo: dtype ", t, " cannot be reduced");
-  }
-}
+gloo::AllreduceOptions::Func reduce_fn(ReduceOp op, ScalarType t) { return reduce_kernel(op, t, "gloo"); }
 
 // Gloo's typed setters only use sizeof(T): a same-sized carrier type per element size.
 template <class F>
@@ -95,13 +62,6 @@ decltype(auto) with_element_type(size_t size, F&& f) {
   }
   GR_ERROR("gloo: unsupported element size ", size);
 }
-
-void check_avg(ReduceOp op, const Tensor& t, const char* what) {
-  GR_CHECK(op != ReduceOp::Avg || t.is_floating_point(), "gloo ", what, ": avg needs a floating point tensor, got ",
-           t.scalar_type());
-}
-
-void divide_by(const Tensor& t, int size) { native::div_(t, native::wrapped_scalar(t, static_cast<double>(size))); }
 
 std::string interface_from_env() {
   for (const char* name : {"GRADRING_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"})
@@ -204,7 +164,7 @@ WorkPtr ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op) {
       o.setTimeout(timeout_);
       gloo::allreduce(o);
     }
-    if (op == ReduceOp::Avg) divide_by(t, size_);
+    if (op == ReduceOp::Avg) divide_by_size(t, size_);
   });
 }
 
@@ -228,12 +188,7 @@ WorkPtr ProcessGroupGloo::broadcast(Tensor& tensor, int root) {
 
 WorkPtr ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, const Tensor& input) {
   check_cpu_tensor(input, "allgather");
-  GR_CHECK(static_cast<int>(outputs.size()) == size_, "gloo allgather: expected ", size_, " output tensors, got ",
-           outputs.size());
-  for (const Tensor& o : outputs)
-    GR_CHECK(o.defined() && o.sizes() == input.sizes() && o.scalar_type() == input.scalar_type() && o.is_cpu(),
-             "gloo allgather: every output must be a CPU tensor with the input's shape ", input.sizes(), " and dtype ",
-             input.scalar_type());
+  check_per_rank_tensors(outputs, input, "allgather", "output", "the input's");
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
   const uint32_t tag = next_tag();
@@ -258,12 +213,7 @@ WorkPtr ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, const Tensor& 
 WorkPtr ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
   check_cpu_tensor(output, "reduce_scatter");
   check_avg(op, output, "reduce_scatter");
-  GR_CHECK(static_cast<int>(inputs.size()) == size_, "gloo reduce_scatter: expected ", size_, " input tensors, got ",
-           inputs.size());
-  for (const Tensor& i : inputs)
-    GR_CHECK(i.defined() && i.sizes() == output.sizes() && i.scalar_type() == output.scalar_type() && i.is_cpu(),
-             "gloo reduce_scatter: every input must be a CPU tensor with the output's shape ", output.sizes(), " and dtype ",
-             output.scalar_type());
+  check_per_rank_tensors(inputs, output, "reduce_scatter", "input", "the output's");
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
   const uint32_t tag = next_tag();
@@ -283,7 +233,7 @@ WorkPtr ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tenso
       gloo::allreduce(o);
     }
     native::copy_(out, make_view(flat, out.sizes().vec(), contiguous_strides(out.sizes()), rank_ * n));
-    if (op == ReduceOp::Avg) divide_by(out, size_);
+    if (op == ReduceOp::Avg) divide_by_size(out, size_);
   });
 }
 
@@ -305,7 +255,7 @@ WorkPtr ProcessGroupGloo::reduce(Tensor& tensor, int root, ReduceOp op) {
       o.setTimeout(timeout_);
       gloo::reduce(o);
     }
-    if (op == ReduceOp::Avg && rank_ == root) divide_by(t, size_);
+    if (op == ReduceOp::Avg && rank_ == root) divide_by_size(t, size_);
   });
 }
 

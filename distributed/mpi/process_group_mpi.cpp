@@ -13,6 +13,7 @@
 #include "core/native/copy.h"
 #include "core/native/elementwise.h"
 #include "distributed/init.h"
+#include "distributed/reduce_kernels.h"
 
 namespace gr::distributed {
 
@@ -112,15 +113,6 @@ void complete(MPI_Request& request, std::chrono::milliseconds timeout, const cha
       GR_ERROR("mpi ", what, ": no progress for ", timeout.count(),
                " ms (a peer died or issued different collectives); this group cannot be used any more");
   }
-}
-
-void check_avg(ReduceOp op, const Tensor& t, const char* what) {
-  GR_CHECK(op != ReduceOp::Avg || t.is_floating_point(), "mpi ", what, ": avg needs a floating point tensor, got ",
-           t.scalar_type());
-}
-
-void divide_by_size(const Tensor& t, int size) {
-  native::div_(t, native::wrapped_scalar(t, static_cast<double>(size)));
 }
 
 bool g_we_initialized = false;
@@ -256,12 +248,7 @@ WorkPtr ProcessGroupMPI::broadcast(Tensor& tensor, int root) {
 
 WorkPtr ProcessGroupMPI::allgather(std::vector<Tensor>& outputs, const Tensor& input) {
   check_cpu_tensor(input, "allgather");
-  GR_CHECK(static_cast<int>(outputs.size()) == size_, "mpi allgather: expected ", size_, " output tensors, got ",
-           outputs.size());
-  for (const Tensor& o : outputs)
-    GR_CHECK(o.defined() && o.sizes() == input.sizes() && o.scalar_type() == input.scalar_type(),
-             "mpi allgather: every output must have the input's shape ", input.sizes(), " and dtype ",
-             input.scalar_type());
+  check_per_rank_tensors(outputs, input, "allgather", "output", "the input's");
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
   return enqueue(describe("allgather", in), outs, [this, outs, in] {
@@ -278,12 +265,7 @@ WorkPtr ProcessGroupMPI::allgather(std::vector<Tensor>& outputs, const Tensor& i
 WorkPtr ProcessGroupMPI::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
   check_cpu_tensor(output, "reduce_scatter");
   check_avg(op, output, "reduce_scatter");
-  GR_CHECK(static_cast<int>(inputs.size()) == size_, "mpi reduce_scatter: expected ", size_, " input tensors, got ",
-           inputs.size());
-  for (const Tensor& i : inputs)
-    GR_CHECK(i.defined() && i.sizes() == output.sizes() && i.scalar_type() == output.scalar_type(),
-             "mpi reduce_scatter: every input must have the output's shape ", output.sizes(), " and dtype ",
-             output.scalar_type());
+  check_per_rank_tensors(inputs, output, "reduce_scatter", "input", "the output's");
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
   return enqueue(describe("reduce_scatter", out, reduce_op_name(op)), {out}, [this, out, ins, op] {

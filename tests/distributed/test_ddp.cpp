@@ -143,6 +143,19 @@ TEST_CASE("DDP on 2 and 4 ranks equals one process on the concatenated batch (fl
   }
 }
 
+TEST_CASE("DDP on the shm backend equals one process on the concatenated batch (2 and 4 ranks, float64)") {
+  for (int world : {2, 4}) {
+    CAPTURE(world);
+    spawn(world, [world](int rank) {
+      init_process_group("shm");
+      check_equivalence(rank, world, kFloat64, DistributedDataParallelOptions(), 1e-12, "shm, default buckets");
+      check_equivalence(rank, world, kFloat64, DistributedDataParallelOptions().bucket_cap_mb(1e-9).first_bucket_cap_mb(1e-9),
+                        1e-12, "shm, one bucket per parameter");
+      destroy_process_group();
+    }, {.timeout = 180s});
+  }
+}
+
 TEST_CASE("DDP float32 and compression hooks stay close to the single-process result") {
   spawn(2, [](int rank) {
     init_process_group("gloo");

@@ -1,0 +1,93 @@
+// ProcessGroupShm: collectives between processes on one machine through one shared-memory
+// segment, with no sockets and no threads besides the group's worker. In each round every
+// rank copies (up to) one chunk into its own slot of the segment, the ranks meet at their
+// round counters, and each rank reads what it needs from the others' slots. Every rank sums
+// in rank order, so all ranks get bitwise the same result. See docs/distributed.md.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "distributed/queued_process_group.h"
+#include "distributed/reduce_kernels.h"
+#include "distributed/shared_memory.h"
+#include "distributed/store.h"
+
+namespace gr::distributed {
+
+struct ShmOptions {
+  // The most one rank moves per round (its slot; 2 x size slots are double-buffered), and
+  // the size of each point-to-point channel. GRADRING_SHM_CHUNK_KB overrides the default.
+  size_t chunk_bytes = size_t(1) << 20;
+  std::chrono::milliseconds timeout{std::chrono::minutes(30)};
+};
+
+class ProcessGroupShm : public QueuedProcessGroup {
+ public:
+  // Rendezvous of `size` processes of this machine through `store`: rank 0 makes the segment
+  // and publishes its name; the others map it; the name is removed once all have.
+  ProcessGroupShm(std::shared_ptr<Store> store, int rank, int size, const ShmOptions& options = {});
+  ~ProcessGroupShm() override;
+
+  std::string backend_name() const override { return "shm"; }
+  WorkPtr allreduce(Tensor& tensor, ReduceOp op) override;
+  WorkPtr broadcast(Tensor& tensor, int root) override;
+  WorkPtr allgather(std::vector<Tensor>& outputs, const Tensor& input) override;
+  WorkPtr reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override;
+  WorkPtr reduce(Tensor& tensor, int root, ReduceOp op) override;
+  WorkPtr barrier() override;
+  WorkPtr send(const Tensor& tensor, int dst, int tag) override;
+  WorkPtr recv(Tensor& tensor, int src, int tag) override;
+
+  // The segment's name while the rendezvous lasts (empty once removed from /dev/shm).
+  std::string segment_name() const;
+  size_t chunk_bytes() const { return chunk_bytes_; }
+  // GRADRING_SHM_CHUNK_KB (null or empty: the default); throws on a bad value.
+  static size_t parse_chunk_kb(const char* value);
+
+  // What a round's slot starts with: the collective each rank is in, compared across ranks
+  // so that mismatched calls fail with both descriptions instead of mixing data.
+  struct Call {
+    uint64_t sequence;  // the collective's place in this group's issue order
+    int32_t kind;       // which collective (Kind in the .cpp)
+    int32_t op;         // ReduceOp, or -1
+    int32_t dtype;
+    int32_t root;       // or -1
+    uint64_t bytes;     // per rank
+  };
+
+ private:
+  struct Layout;
+  // One exchange: copies this rank's `bytes` at `mine` (may be null) into its slot with the
+  // call's description, waits until every rank has done the same, and returns the round
+  // whose slots (slot(r, round)) may now be read.
+  uint64_t exchange(const Call& call, const void* mine, size_t bytes);
+  char* slot(int r, uint64_t round) const;
+  // out = the reduction of every rank's slot of `round` in rank order (count elements).
+  void reduce_slots(const ReduceKernel& kernel, uint64_t round, char* out, size_t count) const;
+  // The most bytes of t per round: whole elements.
+  size_t step_for(const Tensor& t) const;
+  // Polls until ready() holds: up to the group's timeout, failing early if another rank
+  // gave up or died. waiting_for() names what is awaited (for errors).
+  template <class Ready, class Describe>
+  void await(Ready ready, Describe waiting_for);
+  void check_peers(const std::string& waiting_for);
+  // Runs a collective's body on the worker; an error marks this rank failed for the others
+  // and the group unusable.
+  template <class Body>
+  WorkPtr run(std::string description, std::vector<Tensor> outputs, Body body);
+  Call call(int kind, int op, const Tensor& t, int root, uint64_t bytes);
+
+  SharedMemory segment_;
+  Layout* layout_ = nullptr;
+  size_t chunk_bytes_;
+  uint64_t round_ = 0;                 // the worker's last round
+  std::atomic<uint64_t> issued_{0};    // collectives issued so far
+  std::string failed_;        // set on the worker once a collective has failed
+  std::string pid_namespace_; // peers in the same one are checked for being alive
+};
+
+}  // namespace gr::distributed

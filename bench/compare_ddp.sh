@@ -4,9 +4,10 @@
 # rank, batch 64 per rank, alternating gradring and torch runs. Prints images/s (all ranks'
 # images over the slowest rank's time), the ratio gradring/torch and the scaling efficiency
 # (2-rank images/s over twice the 1-process images/s). Usage:
-#   bench/compare_ddp.sh [--steps N] [--repeat R] [--ceiling] [--build DIR]
+#   bench/compare_ddp.sh [--steps N] [--repeat R] [--ceiling] [--shm] [--mpi] [--build DIR]
 #     --steps N   steps per run (default 0: one full epoch)
 #     --repeat R  rounds; each figure is the best of R, and a line of medians follows (default 1)
+#     --shm       also run gradring's 2 ranks on its shm backend (one machine, shared memory)
 #     --mpi       also run gradring's 2 ranks on the MPI backend (mpirun, shared memory)
 #     --ceiling   also run two independent 1-process gradring trainings at once (no DDP) and
 #                 print their summed images/s: what two ranks can reach on this machine at
@@ -18,14 +19,16 @@ steps=0
 repeat=1
 ceiling=0
 mpi=0
+shm=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) steps=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --ceiling) ceiling=1; shift ;;
     --mpi) mpi=1; shift ;;
+    --shm) shm=1; shift ;;
     --build) build=$2; shift 2 ;;
-    *) echo "compare_ddp: unknown argument $1 (expected --steps N, --repeat R, --ceiling, --mpi, --build DIR)" >&2; exit 2 ;;
+    *) echo "compare_ddp: unknown argument $1 (expected --steps N, --repeat R, --ceiling, --shm, --mpi, --build DIR)" >&2; exit 2 ;;
   esac
 done
 app=$build/apps/train_mnist
@@ -55,6 +58,7 @@ run() {  # run <config>: prints the JSON-bearing output of one run
   case "$1" in
     gr1) "$app" --threads 1 --max-steps "$steps" --json ;;
     gr2) "$launcher" --nproc-per-node 2 --standalone "$app" --threads 1 --max-steps "$steps" --json ;;
+    shm2) "$launcher" --nproc-per-node 2 --standalone "$app" --backend shm --threads 1 --max-steps "$steps" --json ;;
     t1) torch_env /usr/bin/python3 "$peer" --threads 1 --max-steps "$steps" --json ;;
     pair)  # two independent processes at once; prints both outputs
       local other
@@ -81,6 +85,7 @@ print(sum(json.loads(l[l.index("{"):])[sys.argv[1]] for l in sys.stdin.read().sp
 
 configs=(gr1 t1 gr2 t2)
 [ "$ceiling" = 1 ] && configs+=(pair)
+[ "$shm" = 1 ] && configs+=(shm2)
 [ "$mpi" = 1 ] && configs+=(mpi2)
 declare -A best acc all
 for config in "${configs[@]}"; do best[$config]=0; acc[$config]=0; all[$config]=""; done
@@ -113,10 +118,17 @@ if [ "$repeat" -gt 1 ]; then  # the best rounds may come from different phases o
     "$repeat" "${med[gr1]}" "${med[t1]}" "${med[gr2]}" "${med[t2]}" "$(echo "${med[gr2]} / ${med[t2]}" | bc -l)" \
     "$(echo "100 * ${med[gr2]} / (2 * ${med[gr1]})" | bc -l)" "$(echo "100 * ${med[t2]} / (2 * ${med[t1]})" | bc -l)"
 fi
-if [ "$mpi" = 1 ]; then
-  printf "%-10s %14.0f %14s %7.2fx %10.4f   (gradring on MPI: mpirun, shared memory; scaling %.1f%%)\n" "2 (mpi)" "${best[mpi2]}" \
-    "" "$(echo "${best[mpi2]} / ${best[t2]}" | bc -l)" "${acc[mpi2]}" "$(echo "100 * ${best[mpi2]} / (2 * ${best[gr1]})" | bc -l)"
-fi
+other_backend() {  # other_backend <config> <label> <what>: its row, against torch's Gloo and gradring's 1 process
+  local c=$1
+  printf "%-10s %14.0f %14s %7.2fx %10.4f   (%s; scaling %.1f%%)\n" "$2" "${best[$c]}" "" \
+    "$(echo "${best[$c]} / ${best[t2]}" | bc -l)" "${acc[$c]}" "$3" "$(echo "100 * ${best[$c]} / (2 * ${best[gr1]})" | bc -l)"
+  if [ "$repeat" -gt 1 ]; then
+    printf "%-10s median of %d rounds %.0f img/s: %.2fx torch's median, scaling %.1f%% against gradring's median 1 process\n" "" \
+      "$repeat" "${med[$c]}" "$(echo "${med[$c]} / ${med[t2]}" | bc -l)" "$(echo "100 * ${med[$c]} / (2 * ${med[gr1]})" | bc -l)"
+  fi
+}
+[ "$shm" = 1 ] && other_backend shm2 "2 (shm)" "gradring's shm backend: one machine, shared memory"
+[ "$mpi" = 1 ] && other_backend mpi2 "2 (mpi)" "gradring on MPI: mpirun, shared memory"
 if [ "$ceiling" = 1 ]; then
   printf "ceiling: two independent 1-process gradring runs at once: %.0f img/s in all (%.1f%% of twice the 1-process figure);\n" \
     "${best[pair]}" "$(echo "100 * ${best[pair]} / (2 * ${best[gr1]})" | bc -l)"

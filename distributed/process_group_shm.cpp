@@ -289,7 +289,9 @@ void ProcessGroupShm::await(Ready ready, Describe waiting_for) {
   }
 }
 
-uint64_t ProcessGroupShm::exchange(const Call& c, const void* mine, size_t bytes) {
+uint64_t ProcessGroupShm::exchange(const Call& issued, const void* mine, size_t bytes) {
+  Call c = issued;
+  c.sequence = collectives_run_ - 1;
   const uint64_t k = ++round_;
   char* s = slot(rank_, k);
   std::memcpy(s, &c, sizeof c);
@@ -321,14 +323,17 @@ void ProcessGroupShm::reduce_slots(const ReduceKernel& kernel, uint64_t round, c
 size_t ProcessGroupShm::step_for(const Tensor& t) const { return chunk_bytes_ / t.element_size() * t.element_size(); }
 
 ProcessGroupShm::Call ProcessGroupShm::call(int kind, int op, const Tensor& t, int root, uint64_t bytes) {
-  return Call{issued_.fetch_add(1), kind, op, t.defined() ? static_cast<int32_t>(t.scalar_type()) : -1, root, bytes};
+  // The sequence number is stamped when the collective runs (exchange): the worker's order
+  // is the order the rounds happen in, whichever threads issued the calls.
+  return Call{0, kind, op, t.defined() ? static_cast<int32_t>(t.scalar_type()) : -1, root, bytes};
 }
 
 template <class Body>
-WorkPtr ProcessGroupShm::run(std::string description, std::vector<Tensor> outputs, Body body) {
-  return enqueue(std::move(description), std::move(outputs), [this, body = std::move(body)]() mutable {
+WorkPtr ProcessGroupShm::run(std::string description, std::vector<Tensor> outputs, bool collective, Body body) {
+  return enqueue(std::move(description), std::move(outputs), [this, collective, body = std::move(body)]() mutable {
     GR_CHECK(failed_.empty(), "an earlier collective of this group failed, so it cannot be used any more (", failed_,
              ")");
+    collectives_run_ += collective;
     try {
       body();
     } catch (const std::exception& e) {
@@ -344,7 +349,7 @@ WorkPtr ProcessGroupShm::allreduce(Tensor& tensor, ReduceOp op) {
   check_avg(op, tensor, "allreduce");
   Tensor t = tensor;
   const Call c = call(kAllreduce, static_cast<int>(op), t, -1, t.nbytes());
-  return run(describe("allreduce", t, reduce_op_name(op)), {t}, [this, t, op, c] {
+  return run(describe("allreduce", t, reduce_op_name(op)), {t}, true, [this, t, op, c] {
     if (size_ == 1) return;
     const ReduceKernel kernel = reduce_kernel(op, t.scalar_type(), "shm");
     char* data = static_cast<char*>(t.data_ptr());
@@ -360,7 +365,7 @@ WorkPtr ProcessGroupShm::broadcast(Tensor& tensor, int root) {
   check_rank(root, "root", "broadcast");
   Tensor t = tensor;
   const Call c = call(kBroadcast, -1, t, root, t.nbytes());
-  return run(describe("broadcast", t), {t}, [this, t, root, c] {
+  return run(describe("broadcast", t), {t}, true, [this, t, root, c] {
     if (size_ == 1) return;
     char* data = static_cast<char*>(t.data_ptr());
     for_each_chunk(t.nbytes(), chunk_bytes_, [&](size_t offset, size_t n) {
@@ -377,7 +382,7 @@ WorkPtr ProcessGroupShm::allgather(std::vector<Tensor>& outputs, const Tensor& i
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
   const Call c = call(kAllgather, -1, in, -1, in.nbytes());
-  return run(describe("allgather", in), outs, [this, outs, in, c] {
+  return run(describe("allgather", in), outs, true, [this, outs, in, c] {
     const char* data = static_cast<const char*>(in.data_ptr());
     const size_t total = in.nbytes();
     if (size_ == 1) {
@@ -397,7 +402,7 @@ WorkPtr ProcessGroupShm::reduce(Tensor& tensor, int root, ReduceOp op) {
   check_avg(op, tensor, "reduce");
   Tensor t = tensor;
   const Call c = call(kReduce, static_cast<int>(op), t, root, t.nbytes());
-  return run(describe("reduce", t, reduce_op_name(op)), {t}, [this, t, root, op, c] {
+  return run(describe("reduce", t, reduce_op_name(op)), {t}, true, [this, t, root, op, c] {
     if (size_ == 1) return;
     const ReduceKernel kernel = reduce_kernel(op, t.scalar_type(), "shm");
     char* data = static_cast<char*>(t.data_ptr());
@@ -417,7 +422,7 @@ WorkPtr ProcessGroupShm::reduce_scatter(Tensor& output, const std::vector<Tensor
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
   const Call c = call(kReduceScatter, static_cast<int>(op), out, -1, out.nbytes());
-  return run(describe("reduce_scatter", out, reduce_op_name(op)), {out}, [this, out, ins, op, c] {
+  return run(describe("reduce_scatter", out, reduce_op_name(op)), {out}, true, [this, out, ins, op, c] {
     if (size_ == 1) {
       if (out.nbytes()) std::memcpy(out.data_ptr(), ins[0].data_ptr(), out.nbytes());
       return;
@@ -437,7 +442,7 @@ WorkPtr ProcessGroupShm::reduce_scatter(Tensor& output, const std::vector<Tensor
 
 WorkPtr ProcessGroupShm::barrier() {
   const Call c = call(kBarrier, -1, Tensor(), -1, 0);
-  return run(describe("barrier", Tensor()), {}, [this, c] {
+  return run(describe("barrier", Tensor()), {}, true, [this, c] {
     if (size_ > 1) exchange(c, nullptr, 0);
   });
 }
@@ -447,7 +452,7 @@ WorkPtr ProcessGroupShm::send(const Tensor& tensor, int dst, int tag) {
   check_rank(dst, "destination", "send");
   GR_CHECK(dst != rank_, "shm send: a rank cannot send to itself");
   Tensor t = tensor;
-  return run(describe("send", t), {t}, [this, t, dst, tag] {
+  return run(describe("send", t), {t}, false, [this, t, dst, tag] {
     Channel& ch = layout_->channel(rank_, dst);
     char* buffer = layout_->buffer(rank_, dst);
     const char* data = static_cast<const char*>(t.data_ptr());
@@ -473,7 +478,7 @@ WorkPtr ProcessGroupShm::recv(Tensor& tensor, int src, int tag) {
   check_rank(src, "source", "recv");
   GR_CHECK(src != rank_, "shm recv: a rank cannot receive from itself");
   Tensor t = tensor;
-  return run(describe("recv", t), {t}, [this, t, src, tag] {
+  return run(describe("recv", t), {t}, false, [this, t, src, tag] {
     Channel& ch = layout_->channel(src, rank_);
     const char* buffer = layout_->buffer(src, rank_);
     char* data = static_cast<char*>(t.data_ptr());

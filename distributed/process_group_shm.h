@@ -5,7 +5,6 @@
 // in rank order, so all ranks get bitwise the same result. See docs/distributed.md.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -51,7 +50,7 @@ class ProcessGroupShm : public QueuedProcessGroup {
   // What a round's slot starts with: the collective each rank is in, compared across ranks
   // so that mismatched calls fail with both descriptions instead of mixing data.
   struct Call {
-    uint64_t sequence;  // the collective's place in this group's issue order
+    uint64_t sequence;  // the collective's place in the order this group runs them
     int32_t kind;       // which collective (Kind in the .cpp)
     int32_t op;         // ReduceOp, or -1
     int32_t dtype;
@@ -75,17 +74,18 @@ class ProcessGroupShm : public QueuedProcessGroup {
   template <class Ready, class Describe>
   void await(Ready ready, Describe waiting_for);
   void check_peers(const std::string& waiting_for);
-  // Runs a collective's body on the worker; an error marks this rank failed for the others
-  // and the group unusable.
+  // Runs an operation's body on the worker (`collective`: counted in the calls' sequence
+  // numbers; send/recv are not); an error marks this rank failed for the others and the
+  // group unusable.
   template <class Body>
-  WorkPtr run(std::string description, std::vector<Tensor> outputs, Body body);
+  WorkPtr run(std::string description, std::vector<Tensor> outputs, bool collective, Body body);
   Call call(int kind, int op, const Tensor& t, int root, uint64_t bytes);
 
   SharedMemory segment_;
   Layout* layout_ = nullptr;
   size_t chunk_bytes_;
   uint64_t round_ = 0;                 // the worker's last round
-  std::atomic<uint64_t> issued_{0};    // collectives issued so far
+  uint64_t collectives_run_ = 0;       // collectives the worker has started (send/recv not counted)
   std::string failed_;        // set on the worker once a collective has failed
   std::string pid_namespace_; // peers in the same one are checked for being alive
 };

@@ -15,7 +15,7 @@
 namespace gr::distributed {
 
 struct InitOptions {
-  std::string backend = "gloo";          // "gloo", "mpi" (and "nccl" with the CUDA backend)
+  std::string backend = "gloo";          // "gloo", "shm" (one machine), "mpi" (and "nccl" with CUDA)
   std::string init_method = "env://";    // env://, tcp://host:port, file:///path
   int rank = -1;                         // -1: from the environment
   int world_size = -1;                   // -1: from the environment

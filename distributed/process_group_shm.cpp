@@ -178,7 +178,7 @@ size_t ProcessGroupShm::parse_chunk_kb(const char* value) {
 }
 
 ProcessGroupShm::ProcessGroupShm(std::shared_ptr<Store> store, int rank, int size, const ShmOptions& options)
-    : QueuedProcessGroup(rank, size, 1), chunk_bytes_(options.chunk_bytes) {
+    : QueuedProcessGroup(rank, size, 1, /*waiter_runs_jobs=*/true), chunk_bytes_(options.chunk_bytes) {
   GR_CHECK(store != nullptr, "shm: a store is needed for the rendezvous");
   GR_CHECK(chunk_bytes_ >= 4096 && chunk_bytes_ % kLine == 0, "shm: chunk_bytes must be a multiple of 64 of at least 4096, got ",
            chunk_bytes_);
@@ -263,13 +263,23 @@ void ProcessGroupShm::check_peers(const std::string& waiting_for) {
 template <class Ready, class Describe>
 void ProcessGroupShm::await(Ready ready, Describe waiting_for) {
   if (ready()) return;
-  // Timer wake-ups are prompt on the VMs we measured where cross-thread wake-ups are not,
-  // so after a short spin the worker sleeps in 50 us steps; a small timer slack keeps them
-  // close to 50 us.
-  thread_local bool slack_set = [] { return ::prctl(PR_SET_TIMERSLACK, 1000UL) == 0; }();
-  (void)slack_set;
+  // Note [How the shm backend waits]
+  // A thread that waits for its own collective and runs it (Note [The waiter runs the job])
+  // has nothing else to do: it polls, yielding the CPU between looks, for as long as
+  // Work::wait would (GRADRING_WAIT_SPIN_US), so that it notices the other ranks at once.
+  // The worker runs collectives while the caller computes (DDP's earlier buckets): it
+  // yields for 100 us, then sleeps in 50 us steps, so that it takes little from the
+  // computation on its CPU. Timer wake-ups come on time on the VMs we measured, where
+  // thread-to-thread wake-ups do not; a small timer slack keeps the steps near 50 us.
+  const bool waiter = on_waiting_thread();
+  if (!waiter) {
+    thread_local bool slack_set = [] { return ::prctl(PR_SET_TIMERSLACK, 1000UL) == 0; }();
+    (void)slack_set;
+  }
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
+  const auto yield_for = waiter ? std::chrono::duration_cast<clock::duration>(Work::spin_limit())
+                                : std::chrono::duration_cast<clock::duration>(std::chrono::microseconds(100));
   auto next_check = start;
   for (int spins = 0;; ++spins) {
     if (ready()) return;
@@ -284,7 +294,7 @@ void ProcessGroupShm::await(Ready ready, Describe waiting_for) {
     }
     GR_CHECK(timeout_.count() <= 0 || now - start < timeout_, "no progress for ", timeout_.count(), " ms waiting for ",
              waiting_for(), " (a rank may be stuck or have issued different collectives)");
-    if (now - start < std::chrono::microseconds(100)) ::sched_yield();
+    if (now - start < yield_for) ::sched_yield();
     else std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }

@@ -319,8 +319,11 @@ int run(const Options& o, Job& job) {
       j["sync_bn"] = o.sync_bn;
     }
     std::printf("%s\n", j.dump().c_str());
-  } else {
+  } else if (seconds > 0) {
     std::printf("%.0f images/s\n", images_per_sec);
+  } else {
+    std::printf("images/s: not measured (every step was a warm-up step: --warmup %lld)\n",
+                static_cast<long long>(o.warmup));
   }
   return 0;
 }

@@ -143,26 +143,33 @@ bool same_call(const ProcessGroupShm::Call& a, const ProcessGroupShm::Call& b) {
 }  // namespace
 
 // The segment: a header line, `size` rank states, size x size channels, 2 x size slots, and
-// size x size channel buffers.
+// size x size channel buffers. A channel buffer is at most 64 KiB, and smaller with many
+// ranks, so that all of them together stay within 64 MiB (send/recv are rare next to the
+// collectives, which use the slots).
 struct ProcessGroupShm::Layout {
   uint64_t magic;
   uint64_t size;
   uint64_t chunk_bytes;
 
+  static size_t channel_bytes(int n, size_t chunk) {
+    const size_t fair = (size_t(64) << 20) / (size_t(n) * n) / kLine * kLine;
+    return std::max<size_t>(4096, std::min({chunk, size_t(64) << 10, fair}));
+  }
   static size_t states_offset() { return kLine; }
   static size_t channels_offset(int n) { return states_offset() + n * sizeof(RankState); }
   static size_t slots_offset(int n) { return channels_offset(n) + size_t(n) * n * sizeof(Channel); }
   static size_t slot_bytes(size_t chunk) { return kSlotHeader + chunk; }
   static size_t buffers_offset(int n, size_t chunk) { return slots_offset(n) + 2 * size_t(n) * slot_bytes(chunk); }
-  static size_t total(int n, size_t chunk) { return buffers_offset(n, chunk) + size_t(n) * n * chunk; }
+  static size_t total(int n, size_t chunk) { return buffers_offset(n, chunk) + size_t(n) * n * channel_bytes(n, chunk); }
 
   char* base() { return reinterpret_cast<char*>(this); }
   RankState& state(int r) { return reinterpret_cast<RankState*>(base() + states_offset())[r]; }
   Channel& channel(int src, int dst) {
     return reinterpret_cast<Channel*>(base() + channels_offset(static_cast<int>(size)))[src * size + dst];
   }
+  size_t channel_bytes() const { return channel_bytes(static_cast<int>(size), chunk_bytes); }
   char* buffer(int src, int dst) {
-    return base() + buffers_offset(static_cast<int>(size), chunk_bytes) + (src * size + dst) * chunk_bytes;
+    return base() + buffers_offset(static_cast<int>(size), chunk_bytes) + (src * size + dst) * channel_bytes();
   }
 };
 
@@ -471,7 +478,7 @@ WorkPtr ProcessGroupShm::send(const Tensor& tensor, int dst, int tag) {
       return "rank " + std::to_string(dst) + " to take the previous message (tag " + std::to_string(ch.tag) +
              ") out of the channel";
     };
-    for_each_chunk(total, chunk_bytes_, [&](size_t offset, size_t n) {
+    for_each_chunk(total, layout_->channel_bytes(), [&](size_t offset, size_t n) {
       const uint64_t posted = ch.posted;  // this rank is its only writer
       await([&] { return acquire_load(ch.taken) == posted; }, what);
       std::memcpy(buffer, data + offset, n);

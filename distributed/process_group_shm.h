@@ -18,8 +18,8 @@
 namespace gr::distributed {
 
 struct ShmOptions {
-  // The most one rank moves per round (its slot; 2 x size slots are double-buffered), and
-  // the size of each point-to-point channel. GRADRING_SHM_CHUNK_KB overrides the default.
+  // The most one rank moves per round (its slot; 2 x size slots are double-buffered); the
+  // point-to-point channels take at most this much too. GRADRING_SHM_CHUNK_KB overrides it.
   size_t chunk_bytes = size_t(1) << 20;
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
 };

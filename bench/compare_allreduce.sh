@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# All-reduce of float32 (sum) on 2 ranks at 4 KiB, 1 MiB and 25 MiB: gradring's Gloo and MPI
-# process groups beside torch.distributed's Gloo, in one go. Usage:
+# All-reduce of float32 (sum) on 2 ranks at 4 KiB, 1 MiB and 25 MiB: gradring's Gloo, shm and
+# MPI process groups beside torch.distributed's Gloo, in one go. Usage:
 #   bench/compare_allreduce.sh [--build DIR] [--iters N]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,14 +20,15 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 last_json() { grep -o '{.*}' | tail -1; }
 sizes="4096 1048576 26214400"
-gloo=""; mpi=""; torch_gloo=""
-for attempt in 1 2 3; do  # alternate the three, keep each one's best run
+gloo=""; shm=""; mpi=""; torch_gloo=""
+for attempt in 1 2 3; do  # alternate the four, keep each one's best run
   g=$("$run" --nproc-per-node 2 --standalone "$bench" --backend gloo -b 4K -e 25M -f 256 -n "$iters" --json | last_json)
+  s=$("$run" --nproc-per-node 2 --standalone "$bench" --backend shm -b 4K -e 25M -f 256 -n "$iters" --json | last_json)
   m=$(mpirun -np 2 --mca btl self,vader --mca btl_vader_single_copy_mechanism cma "$bench" --backend mpi -b 4K -e 25M -f 256 -n "$iters" --json 2>/dev/null | last_json || true)
   t=$("$run" --nproc-per-node 2 --standalone /usr/bin/python3 "$root/bench/allreduce_torch.py" --sizes 4K 1M 25M --iters "$iters" | last_json)
-  gloo="$gloo$g"$'\n'; mpi="$mpi$m"$'\n'; torch_gloo="$torch_gloo$t"$'\n'
+  gloo="$gloo$g"$'\n'; shm="$shm$s"$'\n'; mpi="$mpi$m"$'\n'; torch_gloo="$torch_gloo$t"$'\n'
 done
-/usr/bin/python3 - "$gloo" "$mpi" "$torch_gloo" <<'PY'
+/usr/bin/python3 - "$gloo" "$mpi" "$torch_gloo" "$shm" <<'PY'
 import json, sys
 def best(blob, key):
     out = {}
@@ -38,10 +39,12 @@ def best(blob, key):
             out[row["size"]] = min(out.get(row["size"], 1e18), t)
     return out
 g, m, t = best(sys.argv[1], "in_place"), best(sys.argv[2], "in_place") if sys.argv[2].strip() else {}, best(sys.argv[3], None)
-print(f"{'size':>10} {'torch gloo':>14} {'gradring gloo':>15} {'ratio':>7} {'gradring mpi':>14} {'ratio':>7}")
+s = best(sys.argv[4], "in_place")
+print(f"{'size':>10} {'torch gloo':>14} {'gradring gloo':>15} {'ratio':>7} {'gradring shm':>14} {'ratio':>7} {'gradring mpi':>14} {'ratio':>7}")
 for size in sorted(t):
     bw = lambda us: size / us / 1e3  # busbw = algbw for 2 ranks
     line = f"{size:>10} {t[size]:>9.1f} us {bw(t[size]):4.2f} {g[size]:>9.1f} us {bw(g[size]):4.2f} {t[size]/g[size]:>6.2f}x"
+    line += f" {s[size]:>9.1f} us {bw(s[size]):4.2f} {t[size]/s[size]:>6.2f}x"
     if size in m: line += f" {m[size]:>9.1f} us {bw(m[size]):4.2f} {t[size]/m[size]:>6.2f}x"
     print(line)
 print("(time per all-reduce, busbw in GB/s; ratio = torch time / gradring time, higher is better)")

@@ -5,6 +5,7 @@
 
 #include <gradring/gradring.h>
 
+#include "distributed/init.h"
 #include "distributed/process_group.h"
 
 namespace gr::test {
@@ -103,6 +104,25 @@ inline void check_collectives(distributed::ProcessGroup& pg) {
     threw = true;
   }
   GR_CHECK(threw, "allreduce of a non-contiguous tensor should fail on rank ", r);
+}
+
+// On rank `rank` of a 4-rank default group: new_group({1, 3}) and new_group({0, 2}), each
+// rank a member of one (null from the other), an all-reduce in each, then one in the default
+// group (the groups do not disturb each other).
+inline void check_odd_even_groups(int rank) {
+  using namespace distributed;
+  ProcessGroupPtr odd = new_group({1, 3});
+  ProcessGroupPtr even = new_group({0, 2});
+  ProcessGroupPtr mine = rank % 2 ? odd : even;
+  GR_CHECK(mine && mine->size() == 2 && mine->rank() == rank / 2, "rank ", rank, ": wrong subgroup");
+  GR_CHECK(!(rank % 2 ? even : odd), "rank ", rank, " got a group it is not in");
+  Tensor x = full({4}, rank + 1.0, kFloat32);
+  mine->allreduce(x)->wait();
+  const double want = rank % 2 ? 2 + 4 : 1 + 3;
+  GR_CHECK(x[0].item<double>() == want, "rank ", rank, ": subgroup sum ", x[0].item<double>(), " != ", want);
+  Tensor y = full({4}, 1.0, kFloat32);
+  default_group()->allreduce(y)->wait();
+  GR_CHECK(y[0].item<double>() == 4, "rank ", rank, ": default group sum ", y[0].item<double>());
 }
 
 }  // namespace gr::test

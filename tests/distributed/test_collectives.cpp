@@ -48,15 +48,7 @@ TEST_CASE("gloo: many collectives in flight at once (two worker threads) each ge
 TEST_CASE("gloo: new_group of some ranks, and non-members get null") {
   spawn(4, [](int rank) {
     init_process_group("gloo");
-    ProcessGroupPtr odd = new_group({1, 3});
-    ProcessGroupPtr even = new_group({0, 2});
-    ProcessGroupPtr mine = rank % 2 ? odd : even;
-    GR_CHECK(mine && mine->size() == 2 && mine->rank() == rank / 2, "rank ", rank, ": wrong subgroup");
-    GR_CHECK(!(rank % 2 ? even : odd), "rank ", rank, " got a group it is not in");
-    Tensor x = full({4}, rank + 1.0, kFloat32);
-    mine->allreduce(x)->wait();
-    double want = rank % 2 ? 2 + 4 : 1 + 3;
-    GR_CHECK(x[0].item<double>() == want, "rank ", rank, ": subgroup sum ", x[0].item<double>(), " != ", want);
+    gr::test::check_odd_even_groups(rank);
     destroy_process_group();
   });
 }

@@ -124,18 +124,7 @@ TEST_CASE("shm: every rank gets bitwise the same sum, the sum in rank order") {
 TEST_CASE("shm: new_group makes a segment per subgroup; non-members get null") {
   spawn(4, [](int rank) {
     init_process_group("shm");
-    ProcessGroupPtr odd = new_group({1, 3});
-    ProcessGroupPtr even = new_group({0, 2});
-    ProcessGroupPtr mine = rank % 2 ? odd : even;
-    GR_CHECK(mine && mine->size() == 2 && mine->rank() == rank / 2, "rank ", rank, ": wrong subgroup");
-    GR_CHECK(!(rank % 2 ? even : odd), "rank ", rank, " got a group it is not in");
-    Tensor x = full({4}, rank + 1.0, kFloat32);
-    mine->allreduce(x)->wait();
-    const double want = rank % 2 ? 2 + 4 : 1 + 3;
-    GR_CHECK(x[0].item<double>() == want, "rank ", rank, ": subgroup sum ", x[0].item<double>(), " != ", want);
-    Tensor y = full({4}, 1.0, kFloat32);
-    default_group()->allreduce(y)->wait();  // the default group's segment is its own
-    GR_CHECK(y[0].item<double>() == 4, "rank ", rank, ": default group sum ", y[0].item<double>());
+    gr::test::check_odd_even_groups(rank);
     destroy_process_group();
   }, {.timeout = 60s});
 }

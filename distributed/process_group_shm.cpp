@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "distributed/init.h"
 #include "distributed/reduce_kernels.h"
@@ -174,14 +175,8 @@ struct ProcessGroupShm::Layout {
 };
 
 size_t ProcessGroupShm::parse_chunk_kb(const char* value) {
-  const size_t fallback = ShmOptions{}.chunk_bytes;
-  if (!value || !*value) return fallback;
-  char* end = nullptr;
-  errno = 0;
-  long long kb = std::strtoll(value, &end, 10);
-  GR_CHECK(errno == 0 && end && *end == '\0' && kb >= 4 && kb <= (1 << 20), "GRADRING_SHM_CHUNK_KB='", value,
-           "' is not a whole number of KiB between 4 and 1048576 (the default is ", fallback >> 10, ")");
-  return static_cast<size_t>(kb) << 10;
+  if (!value || !*value) return ShmOptions{}.chunk_bytes;
+  return static_cast<size_t>(parse_whole_number("GRADRING_SHM_CHUNK_KB", value, 4, 1 << 20, "KiB")) << 10;
 }
 
 ProcessGroupShm::ProcessGroupShm(std::shared_ptr<Store> store, int rank, int size, const ShmOptions& options)
@@ -332,17 +327,23 @@ uint64_t ProcessGroupShm::exchange(const Call& issued, const void* mine, size_t 
   return k;
 }
 
-void ProcessGroupShm::reduce_slots(const ReduceKernel& kernel, uint64_t round, char* out, size_t count) const {
-  kernel(out, slot(0, round) + kSlotHeader, slot(1, round) + kSlotHeader, count);
-  for (int r = 2; r < size_; ++r) kernel(out, out, slot(r, round) + kSlotHeader, count);
+void ProcessGroupShm::reduce_rounds(const Call& c, ReduceOp op, const Tensor& in, char* out, int reducer) {
+  const ReduceKernel kernel = reduce_kernel(op, in.scalar_type(), "shm");
+  const char* data = static_cast<const char*>(in.data_ptr());
+  const size_t element = in.element_size();
+  for_each_chunk(in.nbytes(), chunk_bytes_ / element * element, [&](size_t offset, size_t n) {
+    const uint64_t k = exchange(c, data + offset, n);
+    if (reducer >= 0 && reducer != rank_) return;
+    char* dst = out + offset;
+    kernel(dst, slot(0, k) + kSlotHeader, slot(1, k) + kSlotHeader, n / element);
+    for (int r = 2; r < size_; ++r) kernel(dst, dst, slot(r, k) + kSlotHeader, n / element);
+  });
 }
 
-size_t ProcessGroupShm::step_for(const Tensor& t) const { return chunk_bytes_ / t.element_size() * t.element_size(); }
-
-ProcessGroupShm::Call ProcessGroupShm::call(int kind, int op, const Tensor& t, int root, uint64_t bytes) {
+ProcessGroupShm::Call ProcessGroupShm::call(int kind, int op, const Tensor& t, int root) {
   // The sequence number is stamped when the collective runs (exchange): the worker's order
   // is the order the rounds happen in, whichever threads issued the calls.
-  return Call{0, kind, op, t.defined() ? static_cast<int32_t>(t.scalar_type()) : -1, root, bytes};
+  return Call{0, kind, op, t.defined() ? static_cast<int32_t>(t.scalar_type()) : -1, root, t.defined() ? t.nbytes() : 0};
 }
 
 template <class Body>
@@ -365,14 +366,10 @@ WorkPtr ProcessGroupShm::allreduce(Tensor& tensor, ReduceOp op) {
   check_cpu_tensor(tensor, "allreduce");
   check_avg(op, tensor, "allreduce");
   Tensor t = tensor;
-  const Call c = call(kAllreduce, static_cast<int>(op), t, -1, t.nbytes());
+  const Call c = call(kAllreduce, static_cast<int>(op), t, -1);
   return run(describe("allreduce", t, reduce_op_name(op)), {t}, true, [this, t, op, c] {
     if (size_ == 1) return;
-    const ReduceKernel kernel = reduce_kernel(op, t.scalar_type(), "shm");
-    char* data = static_cast<char*>(t.data_ptr());
-    for_each_chunk(t.nbytes(), step_for(t), [&](size_t offset, size_t n) {
-      reduce_slots(kernel, exchange(c, data + offset, n), data + offset, n / t.element_size());
-    });
+    reduce_rounds(c, op, t, static_cast<char*>(t.data_ptr()), /*reducer=*/-1);
     if (op == ReduceOp::Avg) divide_by_size(t, size_);
   });
 }
@@ -381,7 +378,7 @@ WorkPtr ProcessGroupShm::broadcast(Tensor& tensor, int root) {
   check_cpu_tensor(tensor, "broadcast");
   check_rank(root, "root", "broadcast");
   Tensor t = tensor;
-  const Call c = call(kBroadcast, -1, t, root, t.nbytes());
+  const Call c = call(kBroadcast, -1, t, root);
   return run(describe("broadcast", t), {t}, true, [this, t, root, c] {
     if (size_ == 1) return;
     char* data = static_cast<char*>(t.data_ptr());
@@ -398,7 +395,7 @@ WorkPtr ProcessGroupShm::allgather(std::vector<Tensor>& outputs, const Tensor& i
   for (const Tensor& o : outputs) check_cpu_tensor(o, "allgather");
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
-  const Call c = call(kAllgather, -1, in, -1, in.nbytes());
+  const Call c = call(kAllgather, -1, in, -1);
   return run(describe("allgather", in), outs, true, [this, outs, in, c] {
     const char* data = static_cast<const char*>(in.data_ptr());
     const size_t total = in.nbytes();
@@ -418,15 +415,10 @@ WorkPtr ProcessGroupShm::reduce(Tensor& tensor, int root, ReduceOp op) {
   check_rank(root, "root", "reduce");
   check_avg(op, tensor, "reduce");
   Tensor t = tensor;
-  const Call c = call(kReduce, static_cast<int>(op), t, root, t.nbytes());
+  const Call c = call(kReduce, static_cast<int>(op), t, root);
   return run(describe("reduce", t, reduce_op_name(op)), {t}, true, [this, t, root, op, c] {
     if (size_ == 1) return;
-    const ReduceKernel kernel = reduce_kernel(op, t.scalar_type(), "shm");
-    char* data = static_cast<char*>(t.data_ptr());
-    for_each_chunk(t.nbytes(), step_for(t), [&](size_t offset, size_t n) {
-      const uint64_t k = exchange(c, data + offset, n);
-      if (rank_ == root) reduce_slots(kernel, k, data + offset, n / t.element_size());
-    });
+    reduce_rounds(c, op, t, static_cast<char*>(t.data_ptr()), root);
     if (op == ReduceOp::Avg && rank_ == root) divide_by_size(t, size_);
   });
 }
@@ -438,27 +430,20 @@ WorkPtr ProcessGroupShm::reduce_scatter(Tensor& output, const std::vector<Tensor
   for (const Tensor& i : inputs) check_cpu_tensor(i, "reduce_scatter");
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  const Call c = call(kReduceScatter, static_cast<int>(op), out, -1, out.nbytes());
+  const Call c = call(kReduceScatter, static_cast<int>(op), out, -1);
   return run(describe("reduce_scatter", out, reduce_op_name(op)), {out}, true, [this, out, ins, op, c] {
     if (size_ == 1) {
       if (out.nbytes()) std::memcpy(out.data_ptr(), ins[0].data_ptr(), out.nbytes());
       return;
     }
-    const ReduceKernel kernel = reduce_kernel(op, out.scalar_type(), "shm");
-    char* result = static_cast<char*>(out.data_ptr());
-    for (int q = 0; q < size_; ++q) {  // rank q's share: everyone's inputs[q], reduced on q
-      const char* data = static_cast<const char*>(ins[q].data_ptr());
-      for_each_chunk(out.nbytes(), step_for(out), [&](size_t offset, size_t n) {
-        const uint64_t k = exchange(c, data + offset, n);
-        if (rank_ == q) reduce_slots(kernel, k, result + offset, n / out.element_size());
-      });
-    }
+    for (int q = 0; q < size_; ++q)  // rank q's share: everyone's inputs[q], reduced on q
+      reduce_rounds(c, op, ins[q], static_cast<char*>(out.data_ptr()), q);
     if (op == ReduceOp::Avg) divide_by_size(out, size_);
   });
 }
 
 WorkPtr ProcessGroupShm::barrier() {
-  const Call c = call(kBarrier, -1, Tensor(), -1, 0);
+  const Call c = call(kBarrier, -1, Tensor(), -1);
   return run(describe("barrier", Tensor()), {}, true, [this, c] {
     if (size_ > 1) exchange(c, nullptr, 0);
   });

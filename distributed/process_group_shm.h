@@ -11,7 +11,6 @@
 #include <string>
 
 #include "distributed/queued_process_group.h"
-#include "distributed/reduce_kernels.h"
 #include "distributed/shared_memory.h"
 #include "distributed/store.h"
 
@@ -65,10 +64,9 @@ class ProcessGroupShm : public QueuedProcessGroup {
   // whose slots (slot(r, round)) may now be read.
   uint64_t exchange(const Call& call, const void* mine, size_t bytes);
   char* slot(int r, uint64_t round) const;
-  // out = the reduction of every rank's slot of `round` in rank order (count elements).
-  void reduce_slots(const ReduceKernel& kernel, uint64_t round, char* out, size_t count) const;
-  // The most bytes of t per round: whole elements.
-  size_t step_for(const Tensor& t) const;
+  // Rounds over `in` (every rank's data of one shape): rank `reducer`, or every rank for -1,
+  // writes the reduction (in rank order) to `out`.
+  void reduce_rounds(const Call& c, ReduceOp op, const Tensor& in, char* out, int reducer);
   // Polls until ready() holds: up to the group's timeout, failing early if another rank
   // gave up or died. waiting_for() names what is awaited (for errors).
   template <class Ready, class Describe>
@@ -79,7 +77,8 @@ class ProcessGroupShm : public QueuedProcessGroup {
   // group unusable.
   template <class Body>
   WorkPtr run(std::string description, std::vector<Tensor> outputs, bool collective, Body body);
-  Call call(int kind, int op, const Tensor& t, int root, uint64_t bytes);
+  // The description of a collective on `t` (undefined: no data), compared across ranks.
+  Call call(int kind, int op, const Tensor& t, int root);
 
   SharedMemory segment_;
   Layout* layout_ = nullptr;

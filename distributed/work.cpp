@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "core/env.h"
 #include "core/error.h"
 
 namespace gr::distributed {
@@ -27,11 +28,7 @@ std::atomic<int64_t> g_spin_limit_us{kUnset};
 
 std::chrono::microseconds Work::parse_spin_limit(const char* value) {
   if (!value || !*value) return std::chrono::microseconds(20000);
-  char* end = nullptr;
-  long long us = std::strtoll(value, &end, 10);
-  GR_CHECK(end && *end == '\0' && us >= 0 && us <= 60'000'000, "GRADRING_WAIT_SPIN_US='", value,
-           "' is not a whole number of microseconds from 0 to 60000000");
-  return std::chrono::microseconds(us);
+  return std::chrono::microseconds(parse_whole_number("GRADRING_WAIT_SPIN_US", value, 0, 60'000'000, "microseconds"));
 }
 
 std::chrono::microseconds Work::spin_limit() {
@@ -50,14 +47,11 @@ void Work::set_spin_limit(std::chrono::microseconds limit) {
 
 void Work::spin_until_completed(std::chrono::microseconds limit) const {
   const auto start = std::chrono::steady_clock::now();
-  while (!completed_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() - start < limit)
+  while (!is_completed() && std::chrono::steady_clock::now() - start < limit)
     sched_yield();
 }
 
-bool Work::is_completed() const {
-  std::lock_guard lock(mutex_);
-  return completed_;
-}
+bool Work::is_completed() const { return completed_.load(std::memory_order_acquire); }
 
 bool Work::is_success() const {
   std::lock_guard lock(mutex_);

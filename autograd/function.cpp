@@ -6,8 +6,9 @@
 
 namespace gr::autograd {
 
-FunctionNode::FunctionNode(const char* name, BackwardFn fn, std::vector<InputMeta> output_meta)
-    : name_(name), fn_(std::move(fn)), output_meta_(std::move(output_meta)) {
+FunctionNode::FunctionNode(const char* name, BackwardFn fn, std::vector<InputMeta> output_meta,
+                           bool once_differentiable)
+    : name_(name), fn_(std::move(fn)), output_meta_(std::move(output_meta)), once_differentiable_(once_differentiable) {
   set_num_outputs(static_cast<uint32_t>(output_meta_.size()));
 }
 
@@ -51,11 +52,13 @@ InputMeta input_meta_of(const Tensor& t) {
   return {t.sizes().vec(), t.scalar_type(), t.device()};
 }
 
-void record(const char* name, const TensorList& inputs, const TensorList& outputs, BackwardFn backward, bool is_view) {
+namespace {
+void record_node(const char* name, const TensorList& inputs, const TensorList& outputs, BackwardFn backward,
+                 bool is_view, bool once_differentiable) {
   std::vector<InputMeta> out_meta;
   out_meta.reserve(outputs.size());
   for (const Tensor& o : outputs) out_meta.push_back(input_meta_of(o));
-  auto node = std::make_shared<FunctionNode>(name, std::move(backward), std::move(out_meta));
+  auto node = std::make_shared<FunctionNode>(name, std::move(backward), std::move(out_meta), once_differentiable);
   for (const Tensor& in : inputs) node->add_next_edge(gradient_edge(in), input_meta_of(in));
   for (size_t i = 0; i < outputs.size(); ++i) {
     AutogradMeta& meta = outputs[i].unsafe_impl()->autograd_meta();
@@ -64,6 +67,16 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
     meta.requires_grad = true;
     meta.is_view = meta.is_view || is_view;
   }
+}
+}  // namespace
+
+void record(const char* name, const TensorList& inputs, const TensorList& outputs, BackwardFn backward, bool is_view) {
+  record_node(name, inputs, outputs, std::move(backward), is_view, false);
+}
+
+void record_once_differentiable(const char* name, const TensorList& inputs, const TensorList& outputs,
+                                BackwardFn backward, bool is_view) {
+  record_node(name, inputs, outputs, std::move(backward), is_view, true);
 }
 
 void check_inplace(const Tensor& self, const char* op) {

@@ -15,17 +15,30 @@ namespace gr::autograd {
 // Returns one gradient per input (undefined where not needed).
 using BackwardFn = std::function<TensorList(const TensorList& grads, const std::vector<bool>& needs)>;
 
+// Note [Double backward]
+// A backward function maps the incoming gradients and the saved tensors to the inputs'
+// gradients. When the engine runs with create_graph, grad mode stays on while nodes run, so
+// a backward written with the differentiable gr:: ops (autograd/ops.h) records its own graph
+// and the gradients it returns can be differentiated again (gradient penalties, Hessian-vector
+// products). That is the default, and how every new op's backward is written (record()).
+// A backward that calls native kernels directly (fused formulas such as relu_backward or
+// conv2d_backward) records nothing: it is registered with record_once_differentiable(), and
+// under create_graph the engine gives its results a node that fails when a second backward
+// reaches it, instead of silently returning a zero second derivative.
 class FunctionNode final : public Node {
  public:
-  FunctionNode(const char* name, BackwardFn fn, std::vector<InputMeta> output_meta);
+  FunctionNode(const char* name, BackwardFn fn, std::vector<InputMeta> output_meta, bool once_differentiable = false);
   std::string name() const override { return name_; }
   TensorList apply(TensorList&& grads) override;
   void release_saved() override { fn_ = nullptr; }
+  // See Note [Double backward].
+  bool once_differentiable() const { return once_differentiable_; }
 
  private:
   const char* name_;
   BackwardFn fn_;
   std::vector<InputMeta> output_meta_;
+  bool once_differentiable_;
 };
 
 // True when grad mode is on and any argument requires grad.
@@ -47,6 +60,10 @@ InputMeta input_meta_of(const Tensor& t);
 // Works for in-place ops too: an input that is also an output keeps its old edge.
 void record(const char* name, const TensorList& inputs, const TensorList& outputs, BackwardFn backward,
             bool is_view = false);
+// The same for a backward that calls native kernels instead of differentiable ops; see
+// Note [Double backward].
+void record_once_differentiable(const char* name, const TensorList& inputs, const TensorList& outputs,
+                                BackwardFn backward, bool is_view = false);
 
 // Fails for in-place ops autograd cannot follow: on a leaf that requires grad, or on a
 // view of a tensor with history.

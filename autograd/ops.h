@@ -97,6 +97,18 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction =
 // Zeroes each element with probability p and scales the rest by 1/(1-p) when training.
 Tensor dropout(const Tensor& input, double p = 0.5, bool train = true, Generator* gen = nullptr);
 
+// Note [Op families]: one section per family; each op's forward and backward live in its
+// own file of autograd/functions/ (see Note [Double backward] in autograd/function.h for how
+// a backward is written).
+
+// ---- element-wise math and comparisons (breadth) ----
+
+// ---- reductions and linear algebra (breadth) ----
+
+// ---- shape and indexing (breadth) ----
+
+// ---- creation, conversion, random and dtypes (breadth) ----
+
 // ---- operators ----
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }

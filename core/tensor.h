@@ -189,6 +189,20 @@ class Tensor {
   bool equal(const Tensor& o) const;                // same shape and exactly the same values
   bool allclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8) const;
 
+  // Note [Tensor method sections]: the sections below are filled by the op families of
+  // autograd/ops.h (one section each). In-place methods follow libtorch: callable on a
+  // const Tensor& (they change the shared storage) and returning const Tensor&.
+
+  // ---- element-wise math and comparisons (breadth) ----
+
+  // ---- reductions and linear algebra (breadth) ----
+
+  // ---- shape and indexing (breadth) ----
+
+  // ---- creation, conversion, random and dtypes (breadth) ----
+
+  // ---- autograd (breadth) ----
+
  private:
   std::shared_ptr<TensorImpl> impl_;
 };

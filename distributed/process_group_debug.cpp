@@ -22,26 +22,13 @@ enum Field : int { kMagicF, kSeq, kOp, kReduceOp, kDtype, kNumel, kNdim, kSizes,
                    kFields };
 using Fingerprint = std::array<int64_t, kFields>;
 
-const char* op_name(int64_t op) {
-  using Op = DebugProcessGroup::Op;
-  switch (static_cast<Op>(op)) {
-    case Op::Allreduce: return "allreduce";
-    case Op::Broadcast: return "broadcast";
-    case Op::Allgather: return "allgather";
-    case Op::ReduceScatter: return "reduce_scatter";
-    case Op::Reduce: return "reduce";
-    case Op::Barrier: return "barrier";
-  }
-  return "an unknown collective";
-}
-
 // "allreduce(sum) float32 [1000]", "broadcast(root=1) int64 [2, 3]", "allgather float32 [4]
 // into 2 tensors"; with_seq adds " as collective #12".
-std::string describe(const Fingerprint& f, bool with_seq) {
+std::string call_text(const Fingerprint& f, bool with_seq) {
   if (f[kMagicF] != kMagic)
     return "something else (no DETAIL fingerprint: is GRADRING_DISTRIBUTED_DEBUG=DETAIL set on every rank?)";
   std::ostringstream out;
-  out << op_name(f[kOp]);
+  out << op_type_name(static_cast<OpType>(f[kOp]));
   std::vector<std::string> args;
   if (f[kReduceOp] >= 0) args.push_back(reduce_op_name(static_cast<ReduceOp>(f[kReduceOp])));
   if (f[kRoot] >= 0) args.push_back("root=" + std::to_string(f[kRoot]));
@@ -53,9 +40,9 @@ std::string describe(const Fingerprint& f, bool with_seq) {
     if (f[kNdim] > kMaxDims) out << ", ... (" << f[kNdim] << " dims, " << f[kNumel] << " elements)";
     out << "]";
   }
-  const auto op = static_cast<DebugProcessGroup::Op>(f[kOp]);
-  if (op == DebugProcessGroup::Op::Allgather) out << " into " << f[kTensors] << " tensors";
-  if (op == DebugProcessGroup::Op::ReduceScatter) out << " from " << f[kTensors] << " tensors";
+  const auto op = static_cast<OpType>(f[kOp]);
+  if (op == OpType::Allgather) out << " into " << f[kTensors] << " tensors";
+  if (op == OpType::ReduceScatter) out << " from " << f[kTensors] << " tensors";
   if (with_seq) out << " as collective #" << f[kSeq];
   return out.str();
 }
@@ -114,20 +101,21 @@ void DebugProcessGroup::sync_timeout() {
   if (checker_->timeout() != timeout_) checker_->set_timeout(timeout_);
 }
 
-void DebugProcessGroup::check(Op op, const Tensor* t, int64_t reduce_op, int64_t root, int64_t tensors) {
+void DebugProcessGroup::check(const CallInfo& call) {
   sync_timeout();
+  const Tensor& t = call.tensor;
   Fingerprint mine;
   mine.fill(0);
   mine[kMagicF] = kMagic;
-  mine[kSeq] = sequence_++;
-  mine[kOp] = static_cast<int64_t>(op);
-  mine[kReduceOp] = reduce_op;
-  mine[kDtype] = t ? static_cast<int64_t>(t->scalar_type()) : -1;
-  mine[kNumel] = t ? t->numel() : -1;
-  mine[kNdim] = t ? t->dim() : -1;
-  for (int64_t d = 0; t && d < std::min<int64_t>(t->dim(), kMaxDims); ++d) mine[kSizes + d] = t->sizes()[d];
-  mine[kRoot] = root;
-  mine[kTensors] = tensors;
+  mine[kSeq] = static_cast<int64_t>(call.sequence);
+  mine[kOp] = static_cast<int64_t>(call.type);
+  mine[kReduceOp] = call.reduce_op ? static_cast<int64_t>(*call.reduce_op) : -1;
+  mine[kDtype] = t.defined() ? static_cast<int64_t>(t.scalar_type()) : -1;
+  mine[kNumel] = t.defined() ? t.numel() : -1;
+  mine[kNdim] = t.defined() ? t.dim() : -1;
+  for (int64_t d = 0; t.defined() && d < std::min<int64_t>(t.dim(), kMaxDims); ++d) mine[kSizes + d] = t.sizes()[d];
+  mine[kRoot] = call.root;
+  mine[kTensors] = call.tensors;
 
   std::vector<Tensor> all;
   for (int r = 0; r < size_; ++r) all.push_back(empty({kFields}, kInt64));
@@ -137,7 +125,7 @@ void DebugProcessGroup::check(Op op, const Tensor* t, int64_t reduce_op, int64_t
     checker_->allgather(all, input)->wait(timeout_);
   } catch (const gr::Error& e) {
     GR_ERROR("GRADRING_DISTRIBUTED_DEBUG=DETAIL: rank ", rank_, " could not check collective #", mine[kSeq], " (",
-             describe(mine, false), ") with the other ranks; did one of them stop or issue fewer collectives? ",
+             call_text(mine, false), ") with the other ranks; did one of them stop or issue fewer collectives? ",
              e.message());
   }
 
@@ -161,60 +149,50 @@ void DebugProcessGroup::check(Op op, const Tensor* t, int64_t reduce_op, int64_t
   out << "GRADRING_DISTRIBUTED_DEBUG=DETAIL: collective #" << mine[kSeq] << " differs across ranks: ";
   constexpr size_t kShown = 8;
   for (size_t i = 0; i < std::min(calls.size(), kShown); ++i)
-    out << (i ? ", " : "") << rank_list(ranks[i]) << " called " << describe(calls[i], seq_differs);
+    out << (i ? ", " : "") << rank_list(ranks[i]) << " called " << call_text(calls[i], seq_differs);
   if (calls.size() > kShown) out << ", and " << calls.size() - kShown << " more different calls";
   GR_ERROR(out.str());
 }
 
-WorkPtr DebugProcessGroup::allreduce(Tensor& tensor, ReduceOp op) {
-  check_tensor(tensor, "allreduce");
+template <class Issue>
+WorkPtr DebugProcessGroup::checked(const CallInfo& call, Issue&& issue) {
   std::lock_guard lock(mutex_);
-  check(Op::Allreduce, &tensor, static_cast<int64_t>(op), -1, 1);
-  return inner_->allreduce(tensor, op);
+  check(call);
+  return issue();
 }
 
-WorkPtr DebugProcessGroup::broadcast(Tensor& tensor, int root) {
-  check_tensor(tensor, "broadcast");
-  check_rank(root, "root", "broadcast");
-  std::lock_guard lock(mutex_);
-  check(Op::Broadcast, &tensor, -1, root, 1);
-  return inner_->broadcast(tensor, root);
+WorkPtr DebugProcessGroup::do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) {
+  return checked(call, [&] { return inner_->allreduce(tensor, op); });
 }
 
-WorkPtr DebugProcessGroup::allgather(std::vector<Tensor>& outputs, const Tensor& input) {
-  check_tensor(input, "allgather");
-  std::lock_guard lock(mutex_);
-  check(Op::Allgather, &input, -1, -1, static_cast<int64_t>(outputs.size()));
-  return inner_->allgather(outputs, input);
+WorkPtr DebugProcessGroup::do_broadcast(Tensor& tensor, int root, const CallInfo& call) {
+  return checked(call, [&] { return inner_->broadcast(tensor, root); });
 }
 
-WorkPtr DebugProcessGroup::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
-  check_tensor(output, "reduce_scatter");
-  std::lock_guard lock(mutex_);
-  check(Op::ReduceScatter, &output, static_cast<int64_t>(op), -1, static_cast<int64_t>(inputs.size()));
-  return inner_->reduce_scatter(output, inputs, op);
+WorkPtr DebugProcessGroup::do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) {
+  return checked(call, [&] { return inner_->allgather(outputs, input); });
 }
 
-WorkPtr DebugProcessGroup::reduce(Tensor& tensor, int root, ReduceOp op) {
-  check_tensor(tensor, "reduce");
-  check_rank(root, "root", "reduce");
-  std::lock_guard lock(mutex_);
-  check(Op::Reduce, &tensor, static_cast<int64_t>(op), root, 1);
-  return inner_->reduce(tensor, root, op);
+WorkPtr DebugProcessGroup::do_reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                                             const CallInfo& call) {
+  return checked(call, [&] { return inner_->reduce_scatter(output, inputs, op); });
 }
 
-WorkPtr DebugProcessGroup::barrier() {
-  std::lock_guard lock(mutex_);
-  check(Op::Barrier, nullptr, -1, -1, 0);
-  return inner_->barrier();
+WorkPtr DebugProcessGroup::do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) {
+  return checked(call, [&] { return inner_->reduce(tensor, root, op); });
 }
 
-WorkPtr DebugProcessGroup::send(const Tensor& tensor, int dst, int tag) {
+WorkPtr DebugProcessGroup::do_barrier(const CallInfo& call) {
+  return checked(call, [&] { return inner_->barrier(); });
+}
+
+// Point to point passes through unchecked: ranks send and receive different messages.
+WorkPtr DebugProcessGroup::do_send(const Tensor& tensor, int dst, int tag, const CallInfo&) {
   sync_timeout();
   return inner_->send(tensor, dst, tag);
 }
 
-WorkPtr DebugProcessGroup::recv(Tensor& tensor, int src, int tag) {
+WorkPtr DebugProcessGroup::do_recv(Tensor& tensor, int src, int tag, const CallInfo&) {
   sync_timeout();
   return inner_->recv(tensor, src, tag);
 }

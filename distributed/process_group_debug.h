@@ -30,27 +30,34 @@ class DebugProcessGroup : public ProcessGroup {
   std::string backend_name() const override { return inner_->backend_name(); }
   const ProcessGroupPtr& inner() const { return inner_; }
 
-  WorkPtr allreduce(Tensor& tensor, ReduceOp op) override;
-  WorkPtr broadcast(Tensor& tensor, int root) override;
-  WorkPtr allgather(std::vector<Tensor>& outputs, const Tensor& input) override;
-  WorkPtr reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override;
-  WorkPtr reduce(Tensor& tensor, int root, ReduceOp op) override;
-  WorkPtr barrier() override;
-  WorkPtr send(const Tensor& tensor, int dst, int tag) override;
-  WorkPtr recv(Tensor& tensor, int src, int tag) override;
-
   // Op kinds in fingerprints (exposed for tests and messages).
-  enum class Op : int64_t { Allreduce = 1, Broadcast, Allgather, ReduceScatter, Reduce, Barrier };
+  using Op = OpType;
+
+ protected:
+  WorkPtr do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) override;
+  WorkPtr do_broadcast(Tensor& tensor, int root, const CallInfo& call) override;
+  WorkPtr do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) override;
+  WorkPtr do_reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                            const CallInfo& call) override;
+  WorkPtr do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) override;
+  WorkPtr do_barrier(const CallInfo& call) override;
+  WorkPtr do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) override;
+  WorkPtr do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) override;
+  // The wrapped group checks the device and reduces Avg its own way.
+  TensorPlacement placement() const override { return {}; }
+  bool reduces_avg() const override { return true; }
 
  private:
-  // All-gathers this call's fingerprint and throws if any rank's differs.
-  void check(Op op, const Tensor* t, int64_t reduce_op, int64_t root, int64_t tensors);
+  // All-gathers the call's fingerprint, throws if any rank's differs, then issues it on the
+  // wrapped group (`issue`), atomically: the issue order is the checked order.
+  template <class Issue>
+  WorkPtr checked(const CallInfo& call, Issue&& issue);
+  void check(const CallInfo& call);
   void sync_timeout();
 
   ProcessGroupPtr inner_;
   ProcessGroupPtr checker_;
   std::mutex mutex_;  // check then issue, atomically: the issue order is the checked order
-  int64_t sequence_ = 0;
 };
 
 // `group` wrapped in a DebugProcessGroup when debug_level() is Detail; otherwise (and for

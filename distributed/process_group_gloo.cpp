@@ -21,7 +21,6 @@
 
 #include "core/factory.h"
 #include "core/native/copy.h"
-#include "core/native/elementwise.h"
 #include "distributed/init.h"
 #include "distributed/reduce_kernels.h"
 
@@ -148,32 +147,24 @@ std::string ProcessGroupGloo::explain_failure(const std::string& message) const 
   return {};
 }
 
-WorkPtr ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op) {
-  check_cpu_tensor(tensor, "allreduce");
-  check_avg(op, tensor, "allreduce");
+WorkPtr ProcessGroupGloo::do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  const uint32_t tag = next_tag();
-  return enqueue(describe("allreduce", t, reduce_op_name(op)), {t}, [this, tag, t, op] {
-    if (size_ > 1) {
-      gloo::AllreduceOptions o(context_);
-      with_element_type(t.element_size(), [&](auto e) {
-        o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
-      });
-      o.setReduceFunction(reduce_fn(op, t.scalar_type()));
-      o.setTag(tag);
-      o.setTimeout(timeout_);
-      gloo::allreduce(o);
-    }
-    if (op == ReduceOp::Avg) divide_by_size(t, size_);
+  return enqueue(call.description, {t}, [this, tag = tag_of(call), t, op] {
+    if (size_ == 1) return;
+    gloo::AllreduceOptions o(context_);
+    with_element_type(t.element_size(), [&](auto e) {
+      o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
+    });
+    o.setReduceFunction(reduce_fn(op, t.scalar_type()));
+    o.setTag(tag);
+    o.setTimeout(timeout_);
+    gloo::allreduce(o);
   });
 }
 
-WorkPtr ProcessGroupGloo::broadcast(Tensor& tensor, int root) {
-  check_cpu_tensor(tensor, "broadcast");
-  check_rank(root, "root", "broadcast");
+WorkPtr ProcessGroupGloo::do_broadcast(Tensor& tensor, int root, const CallInfo& call) {
   Tensor t = tensor;
-  const uint32_t tag = next_tag();
-  return enqueue(describe("broadcast", t), {t}, [this, tag, t, root] {
+  return enqueue(call.description, {t}, [this, tag = tag_of(call), t, root] {
     if (size_ == 1) return;
     gloo::BroadcastOptions o(context_);
     with_element_type(t.element_size(), [&](auto e) {
@@ -186,13 +177,10 @@ WorkPtr ProcessGroupGloo::broadcast(Tensor& tensor, int root) {
   });
 }
 
-WorkPtr ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, const Tensor& input) {
-  check_cpu_tensor(input, "allgather");
-  check_per_rank_tensors(outputs, input, "allgather", "output", "the input's");
+WorkPtr ProcessGroupGloo::do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) {
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
-  const uint32_t tag = next_tag();
-  return enqueue(describe("allgather", in), outs, [this, tag, outs, in] {
+  return enqueue(call.description, outs, [this, tag = tag_of(call), outs, in] {
     Tensor flat = empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
     gloo::AllgatherOptions o(context_);
     with_element_type(in.element_size(), [&](auto e) {
@@ -210,14 +198,11 @@ WorkPtr ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, const Tensor& 
 
 // Gloo has no reduce-scatter with the new API: allreduce the concatenated inputs and keep
 // this rank's slice (twice the traffic of a ring reduce-scatter; correct for every op).
-WorkPtr ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
-  check_cpu_tensor(output, "reduce_scatter");
-  check_avg(op, output, "reduce_scatter");
-  check_per_rank_tensors(inputs, output, "reduce_scatter", "input", "the output's");
+WorkPtr ProcessGroupGloo::do_reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                                            const CallInfo& call) {
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  const uint32_t tag = next_tag();
-  return enqueue(describe("reduce_scatter", out, reduce_op_name(op)), {out}, [this, tag, out, ins, op] {
+  return enqueue(call.description, {out}, [this, tag = tag_of(call), out, ins, op] {
     const int64_t n = out.numel();
     Tensor flat = empty({static_cast<int64_t>(size_) * n}, out.options());
     for (int r = 0; r < size_; ++r)
@@ -233,35 +218,27 @@ WorkPtr ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tenso
       gloo::allreduce(o);
     }
     native::copy_(out, make_view(flat, out.sizes().vec(), contiguous_strides(out.sizes()), rank_ * n));
-    if (op == ReduceOp::Avg) divide_by_size(out, size_);
   });
 }
 
-WorkPtr ProcessGroupGloo::reduce(Tensor& tensor, int root, ReduceOp op) {
-  check_cpu_tensor(tensor, "reduce");
-  check_rank(root, "root", "reduce");
-  check_avg(op, tensor, "reduce");
+WorkPtr ProcessGroupGloo::do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  const uint32_t tag = next_tag();
-  return enqueue(describe("reduce", t, reduce_op_name(op)), {t}, [this, tag, t, root, op] {
-    if (size_ > 1) {
-      gloo::ReduceOptions o(context_);
-      with_element_type(t.element_size(), [&](auto e) {
-        o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
-      });
-      o.setRoot(root);
-      o.setReduceFunction(reduce_fn(op, t.scalar_type()));
-      o.setTag(tag);
-      o.setTimeout(timeout_);
-      gloo::reduce(o);
-    }
-    if (op == ReduceOp::Avg && rank_ == root) divide_by_size(t, size_);
+  return enqueue(call.description, {t}, [this, tag = tag_of(call), t, root, op] {
+    if (size_ == 1) return;
+    gloo::ReduceOptions o(context_);
+    with_element_type(t.element_size(), [&](auto e) {
+      o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
+    });
+    o.setRoot(root);
+    o.setReduceFunction(reduce_fn(op, t.scalar_type()));
+    o.setTag(tag);
+    o.setTimeout(timeout_);
+    gloo::reduce(o);
   });
 }
 
-WorkPtr ProcessGroupGloo::barrier() {
-  const uint32_t tag = next_tag();
-  return enqueue(describe("barrier", Tensor()), {}, [this, tag] {
+WorkPtr ProcessGroupGloo::do_barrier(const CallInfo& call) {
+  return enqueue(call.description, {}, [this, tag = tag_of(call)] {
     if (size_ == 1) return;
     gloo::BarrierOptions o(context_);
     o.setTag(tag);
@@ -270,24 +247,18 @@ WorkPtr ProcessGroupGloo::barrier() {
   }, /*after_earlier=*/true);  // a barrier also means: everything issued before it is done
 }
 
-WorkPtr ProcessGroupGloo::send(const Tensor& tensor, int dst, int tag) {
-  check_cpu_tensor(tensor, "send");
-  check_rank(dst, "destination", "send");
-  GR_CHECK(dst != rank_, "gloo send: a rank cannot send to itself");
+WorkPtr ProcessGroupGloo::do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(describe("send", t), {t}, [this, t, dst, tag] {
+  return enqueue(call.description, {t}, [this, t, dst, tag] {
     auto buffer = context_->createUnboundBuffer(t.data_ptr(), t.nbytes());
     buffer->send(dst, static_cast<uint64_t>(tag));
     buffer->waitSend(timeout_);
   });
 }
 
-WorkPtr ProcessGroupGloo::recv(Tensor& tensor, int src, int tag) {
-  check_cpu_tensor(tensor, "recv");
-  check_rank(src, "source", "recv");
-  GR_CHECK(src != rank_, "gloo recv: a rank cannot receive from itself");
+WorkPtr ProcessGroupGloo::do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(describe("recv", t), {t}, [this, t, src, tag] {
+  return enqueue(call.description, {t}, [this, t, src, tag] {
     auto buffer = context_->createUnboundBuffer(t.data_ptr(), t.nbytes());
     buffer->recv(src, static_cast<uint64_t>(tag));
     buffer->waitRecv(timeout_);

@@ -2,7 +2,6 @@
 // connected through our Store; collectives run on the group's worker threads (2, as torch).
 #pragma once
 
-#include <atomic>
 #include <memory>
 
 #include "distributed/queued_process_group.h"
@@ -32,24 +31,27 @@ class ProcessGroupGloo : public QueuedProcessGroup {
   ~ProcessGroupGloo() override;
 
   std::string backend_name() const override { return "gloo"; }
-  WorkPtr allreduce(Tensor& tensor, ReduceOp op) override;
-  WorkPtr broadcast(Tensor& tensor, int root) override;
-  WorkPtr allgather(std::vector<Tensor>& outputs, const Tensor& input) override;
-  WorkPtr reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override;
-  WorkPtr reduce(Tensor& tensor, int root, ReduceOp op) override;
-  WorkPtr barrier() override;
-  WorkPtr send(const Tensor& tensor, int dst, int tag) override;
-  WorkPtr recv(Tensor& tensor, int src, int tag) override;
+
+ protected:
+  WorkPtr do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) override;
+  WorkPtr do_broadcast(Tensor& tensor, int root, const CallInfo& call) override;
+  WorkPtr do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) override;
+  WorkPtr do_reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                            const CallInfo& call) override;
+  WorkPtr do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) override;
+  WorkPtr do_barrier(const CallInfo& call) override;
+  WorkPtr do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) override;
+  WorkPtr do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) override;
+  bool sends_to_self() const override { return false; }
 
  private:
-  // Each collective's Gloo tag, taken when it is issued: its place in the issue order, the
-  // same on every rank, whichever worker thread runs it.
-  uint32_t next_tag() { return tag_.fetch_add(1); }
+  // A collective's Gloo tag is its sequence number: its place in the issue order, the same
+  // on every rank, whichever worker thread runs it.
+  static uint32_t tag_of(const CallInfo& call) { return static_cast<uint32_t>(call.sequence); }
   std::string explain_failure(const std::string& backend_message) const override;
   void record_peer_addresses(Store& store);
   std::vector<std::pair<std::string, int>> peer_addresses_;  // Gloo's text for each peer's address, rank
   std::shared_ptr<gloo::Context> context_;
-  std::atomic<uint32_t> tag_{0};
 };
 
 // The address this host uses to reach `peer` (the source address of a UDP "connection").

@@ -55,12 +55,6 @@ constexpr uint64_t kMagic = 0x67726d2d73686d31ULL;  // "grm-shm1"
 constexpr size_t kLine = 64;
 constexpr size_t kSlotHeader = kLine;  // a Call, padded to a cache line
 
-enum Kind : int32_t { kAllreduce, kBroadcast, kAllgather, kReduceScatter, kReduce, kBarrier };
-const char* kind_name(int32_t k) {
-  static const char* names[] = {"allreduce", "broadcast", "allgather", "reduce_scatter", "reduce", "barrier"};
-  return k >= 0 && k < 6 ? names[k] : "?";
-}
-
 struct alignas(kLine) RankState {
   uint64_t arrived;  // the last round this rank has written (atomic)
   uint64_t pid_namespace;
@@ -117,9 +111,9 @@ bool has_exited(int pid) {
 
 std::string describe_call(const ProcessGroupShm::Call& c) {
   std::ostringstream out;
-  out << "#" << c.sequence << " " << kind_name(c.kind);
+  out << "#" << c.sequence << " " << op_type_name(static_cast<OpType>(c.kind));
   if (c.op >= 0) out << " (" << reduce_op_name(static_cast<ReduceOp>(c.op)) << ")";
-  if (c.kind != kBarrier) out << " " << dtype_name(static_cast<ScalarType>(c.dtype)) << " of " << c.bytes << " bytes";
+  if (c.kind != static_cast<int32_t>(OpType::Barrier)) out << " " << dtype_name(static_cast<ScalarType>(c.dtype)) << " of " << c.bytes << " bytes";
   if (c.root >= 0) out << " root " << c.root;
   return out.str();
 }
@@ -340,10 +334,12 @@ void ProcessGroupShm::reduce_rounds(const Call& c, ReduceOp op, const Tensor& in
   });
 }
 
-ProcessGroupShm::Call ProcessGroupShm::call(int kind, int op, const Tensor& t, int root) {
+ProcessGroupShm::Call ProcessGroupShm::header(const CallInfo& call) {
   // The sequence number is stamped when the collective runs (exchange): the worker's order
   // is the order the rounds happen in, whichever threads issued the calls.
-  return Call{0, kind, op, t.defined() ? static_cast<int32_t>(t.scalar_type()) : -1, root, t.defined() ? t.nbytes() : 0};
+  const Tensor& t = call.tensor;
+  return Call{0, static_cast<int32_t>(call.type), call.reduce_op ? static_cast<int32_t>(*call.reduce_op) : -1,
+              t.defined() ? static_cast<int32_t>(t.scalar_type()) : -1, call.root, t.defined() ? t.nbytes() : 0};
 }
 
 template <class Body>
@@ -362,24 +358,16 @@ WorkPtr ProcessGroupShm::run(std::string description, std::vector<Tensor> output
   });
 }
 
-WorkPtr ProcessGroupShm::allreduce(Tensor& tensor, ReduceOp op) {
-  check_cpu_tensor(tensor, "allreduce");
-  check_avg(op, tensor, "allreduce");
+WorkPtr ProcessGroupShm::do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  const Call c = call(kAllreduce, static_cast<int>(op), t, -1);
-  return run(describe("allreduce", t, reduce_op_name(op)), {t}, true, [this, t, op, c] {
-    if (size_ == 1) return;
-    reduce_rounds(c, op, t, static_cast<char*>(t.data_ptr()), /*reducer=*/-1);
-    if (op == ReduceOp::Avg) divide_by_size(t, size_);
+  return run(call.description, {t}, true, [this, t, op, c = header(call)] {
+    if (size_ > 1) reduce_rounds(c, op, t, static_cast<char*>(t.data_ptr()), /*reducer=*/-1);
   });
 }
 
-WorkPtr ProcessGroupShm::broadcast(Tensor& tensor, int root) {
-  check_cpu_tensor(tensor, "broadcast");
-  check_rank(root, "root", "broadcast");
+WorkPtr ProcessGroupShm::do_broadcast(Tensor& tensor, int root, const CallInfo& call) {
   Tensor t = tensor;
-  const Call c = call(kBroadcast, -1, t, root);
-  return run(describe("broadcast", t), {t}, true, [this, t, root, c] {
+  return run(call.description, {t}, true, [this, t, root, c = header(call)] {
     if (size_ == 1) return;
     char* data = static_cast<char*>(t.data_ptr());
     for_each_chunk(t.nbytes(), chunk_bytes_, [&](size_t offset, size_t n) {
@@ -389,14 +377,10 @@ WorkPtr ProcessGroupShm::broadcast(Tensor& tensor, int root) {
   });
 }
 
-WorkPtr ProcessGroupShm::allgather(std::vector<Tensor>& outputs, const Tensor& input) {
-  check_cpu_tensor(input, "allgather");
-  check_per_rank_tensors(outputs, input, "allgather", "output", "the input's");
-  for (const Tensor& o : outputs) check_cpu_tensor(o, "allgather");
+WorkPtr ProcessGroupShm::do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) {
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
-  const Call c = call(kAllgather, -1, in, -1);
-  return run(describe("allgather", in), outs, true, [this, outs, in, c] {
+  return run(call.description, outs, true, [this, outs, in, c = header(call)] {
     const char* data = static_cast<const char*>(in.data_ptr());
     const size_t total = in.nbytes();
     if (size_ == 1) {
@@ -410,51 +394,36 @@ WorkPtr ProcessGroupShm::allgather(std::vector<Tensor>& outputs, const Tensor& i
   });
 }
 
-WorkPtr ProcessGroupShm::reduce(Tensor& tensor, int root, ReduceOp op) {
-  check_cpu_tensor(tensor, "reduce");
-  check_rank(root, "root", "reduce");
-  check_avg(op, tensor, "reduce");
+WorkPtr ProcessGroupShm::do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  const Call c = call(kReduce, static_cast<int>(op), t, root);
-  return run(describe("reduce", t, reduce_op_name(op)), {t}, true, [this, t, root, op, c] {
-    if (size_ == 1) return;
-    reduce_rounds(c, op, t, static_cast<char*>(t.data_ptr()), root);
-    if (op == ReduceOp::Avg && rank_ == root) divide_by_size(t, size_);
+  return run(call.description, {t}, true, [this, t, root, op, c = header(call)] {
+    if (size_ > 1) reduce_rounds(c, op, t, static_cast<char*>(t.data_ptr()), root);
   });
 }
 
-WorkPtr ProcessGroupShm::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
-  check_cpu_tensor(output, "reduce_scatter");
-  check_avg(op, output, "reduce_scatter");
-  check_per_rank_tensors(inputs, output, "reduce_scatter", "input", "the output's");
-  for (const Tensor& i : inputs) check_cpu_tensor(i, "reduce_scatter");
+WorkPtr ProcessGroupShm::do_reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                                           const CallInfo& call) {
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  const Call c = call(kReduceScatter, static_cast<int>(op), out, -1);
-  return run(describe("reduce_scatter", out, reduce_op_name(op)), {out}, true, [this, out, ins, op, c] {
+  return run(call.description, {out}, true, [this, out, ins, op, c = header(call)] {
     if (size_ == 1) {
       if (out.nbytes()) std::memcpy(out.data_ptr(), ins[0].data_ptr(), out.nbytes());
       return;
     }
     for (int q = 0; q < size_; ++q)  // rank q's share: everyone's inputs[q], reduced on q
       reduce_rounds(c, op, ins[q], static_cast<char*>(out.data_ptr()), q);
-    if (op == ReduceOp::Avg) divide_by_size(out, size_);
   });
 }
 
-WorkPtr ProcessGroupShm::barrier() {
-  const Call c = call(kBarrier, -1, Tensor(), -1);
-  return run(describe("barrier", Tensor()), {}, true, [this, c] {
+WorkPtr ProcessGroupShm::do_barrier(const CallInfo& call) {
+  return run(call.description, {}, true, [this, c = header(call)] {
     if (size_ > 1) exchange(c, nullptr, 0);
   });
 }
 
-WorkPtr ProcessGroupShm::send(const Tensor& tensor, int dst, int tag) {
-  check_cpu_tensor(tensor, "send");
-  check_rank(dst, "destination", "send");
-  GR_CHECK(dst != rank_, "shm send: a rank cannot send to itself");
+WorkPtr ProcessGroupShm::do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return run(describe("send", t), {t}, false, [this, t, dst, tag] {
+  return run(call.description, {t}, false, [this, t, dst, tag] {
     Channel& ch = layout_->channel(rank_, dst);
     char* buffer = layout_->buffer(rank_, dst);
     const char* data = static_cast<const char*>(t.data_ptr());
@@ -475,12 +444,9 @@ WorkPtr ProcessGroupShm::send(const Tensor& tensor, int dst, int tag) {
   });
 }
 
-WorkPtr ProcessGroupShm::recv(Tensor& tensor, int src, int tag) {
-  check_cpu_tensor(tensor, "recv");
-  check_rank(src, "source", "recv");
-  GR_CHECK(src != rank_, "shm recv: a rank cannot receive from itself");
+WorkPtr ProcessGroupShm::do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return run(describe("recv", t), {t}, false, [this, t, src, tag] {
+  return run(call.description, {t}, false, [this, t, src, tag] {
     Channel& ch = layout_->channel(src, rank_);
     const char* buffer = layout_->buffer(src, rank_);
     char* data = static_cast<char*>(t.data_ptr());

@@ -31,14 +31,6 @@ class ProcessGroupShm : public QueuedProcessGroup {
   ~ProcessGroupShm() override;
 
   std::string backend_name() const override { return "shm"; }
-  WorkPtr allreduce(Tensor& tensor, ReduceOp op) override;
-  WorkPtr broadcast(Tensor& tensor, int root) override;
-  WorkPtr allgather(std::vector<Tensor>& outputs, const Tensor& input) override;
-  WorkPtr reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override;
-  WorkPtr reduce(Tensor& tensor, int root, ReduceOp op) override;
-  WorkPtr barrier() override;
-  WorkPtr send(const Tensor& tensor, int dst, int tag) override;
-  WorkPtr recv(Tensor& tensor, int src, int tag) override;
 
   // The segment's name while the rendezvous lasts (empty once removed from /dev/shm).
   std::string segment_name() const;
@@ -50,12 +42,24 @@ class ProcessGroupShm : public QueuedProcessGroup {
   // so that mismatched calls fail with both descriptions instead of mixing data.
   struct Call {
     uint64_t sequence;  // the collective's place in the order this group runs them
-    int32_t kind;       // which collective (Kind in the .cpp)
-    int32_t op;         // ReduceOp, or -1
+    int32_t kind;       // which collective (OpType)
+    int32_t op;         // ReduceOp as the caller asked, or -1
     int32_t dtype;
     int32_t root;       // or -1
     uint64_t bytes;     // per rank
   };
+
+ protected:
+  WorkPtr do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) override;
+  WorkPtr do_broadcast(Tensor& tensor, int root, const CallInfo& call) override;
+  WorkPtr do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) override;
+  WorkPtr do_reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                            const CallInfo& call) override;
+  WorkPtr do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) override;
+  WorkPtr do_barrier(const CallInfo& call) override;
+  WorkPtr do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) override;
+  WorkPtr do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) override;
+  bool sends_to_self() const override { return false; }
 
  private:
   struct Layout;
@@ -77,8 +81,8 @@ class ProcessGroupShm : public QueuedProcessGroup {
   // group unusable.
   template <class Body>
   WorkPtr run(std::string description, std::vector<Tensor> outputs, bool collective, Body body);
-  // The description of a collective on `t` (undefined: no data), compared across ranks.
-  Call call(int kind, int op, const Tensor& t, int root);
+  // What a collective's slots start with, compared across ranks.
+  static Call header(const CallInfo& call);
 
   SharedMemory segment_;
   Layout* layout_ = nullptr;

@@ -1,8 +1,6 @@
 // The worker thread and queue of CPU process groups.
 #include "distributed/queued_process_group.h"
 
-#include <sstream>
-
 #include "core/error.h"
 
 namespace gr::distributed {
@@ -72,19 +70,6 @@ WorkPtr QueuedProcessGroup::enqueue(std::string description, std::vector<Tensor>
   }
   cv_.notify_one();
   return work;
-}
-
-std::string QueuedProcessGroup::describe(const char* op, const Tensor& t, const char* detail) {
-  std::ostringstream out;
-  out << backend_name() << " " << op;
-  if (detail) out << " (" << detail << ")";
-  if (t.defined()) out << " " << t.scalar_type() << " " << t.sizes();
-  {
-    std::lock_guard lock(mutex_);
-    out << " #" << sequence_++;
-  }
-  out << " on rank " << rank_;
-  return out.str();
 }
 
 std::exception_ptr QueuedProcessGroup::failure(const std::string& description, const std::string& what) const {

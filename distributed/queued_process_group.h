@@ -35,8 +35,6 @@ class QueuedProcessGroup : public ProcessGroup {
   // `outputs`) or throws (the error).
   WorkPtr enqueue(std::string description, std::vector<Tensor> outputs, std::function<void()> job,
                   bool after_earlier = false);
-  // "gloo allreduce (sum) float32 [1000] #17 on rank 0": for errors and debug logs.
-  std::string describe(const char* op, const Tensor& t, const char* detail = nullptr);
   // Stops the worker threads (call from the derived destructor, before its state dies).
   void shutdown();
   // Runs queued jobs on this thread, in order, until `target` has finished, or a job is
@@ -63,7 +61,6 @@ class QueuedProcessGroup : public ProcessGroup {
   std::deque<Job> queue_;
   int running_ = 0;                  // jobs taken off the queue and not finished
   bool stopping_ = false;
-  uint64_t sequence_ = 0;
   const bool waiter_runs_jobs_;
   std::vector<std::thread> workers_;
 };

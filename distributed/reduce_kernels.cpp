@@ -6,7 +6,6 @@
 
 #include "core/error.h"
 #include "core/half.h"
-#include "core/native/elementwise.h"
 
 namespace gr::distributed {
 
@@ -47,10 +46,6 @@ ReduceKernel reduce_kernel(ReduceOp op, ScalarType t, const char* backend) {
     case kFloat16: return typed_kernel<Half>(op);
     default: GR_ERROR(backend, ": dtype ", t, " cannot be reduced");
   }
-}
-
-void divide_by_size(const Tensor& t, int size) {
-  native::div_(t, native::wrapped_scalar(t, static_cast<double>(size)));
 }
 
 }  // namespace gr::distributed

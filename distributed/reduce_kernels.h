@@ -6,17 +6,13 @@
 #include <functional>
 
 #include "core/dtype.h"
-#include "core/tensor.h"
 #include "distributed/process_group.h"
 
 namespace gr::distributed {
 
 // c may be a or b. bfloat16 and float16 are combined in float and rounded once per call.
-// Avg reduces as Sum (the caller divides).
+// Avg reduces as Sum (the ProcessGroup front divides; see Note [The collective front]).
 using ReduceKernel = std::function<void(void* c, const void* a, const void* b, size_t n)>;
 ReduceKernel reduce_kernel(ReduceOp op, ScalarType t, const char* backend);
-
-// t /= size, in place: what turns a Sum into ReduceOp::Avg.
-void divide_by_size(const Tensor& t, int size);
 
 }  // namespace gr::distributed

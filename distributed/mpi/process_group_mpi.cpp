@@ -11,9 +11,7 @@
 
 #include "core/factory.h"
 #include "core/native/copy.h"
-#include "core/native/elementwise.h"
 #include "distributed/init.h"
-#include "distributed/reduce_kernels.h"
 
 namespace gr::distributed {
 
@@ -219,11 +217,9 @@ std::shared_ptr<ProcessGroupMPI> ProcessGroupMPI::create(const std::vector<int>&
   return std::make_shared<ProcessGroupMPI>(comm);
 }
 
-WorkPtr ProcessGroupMPI::allreduce(Tensor& tensor, ReduceOp op) {
-  check_cpu_tensor(tensor, "allreduce");
-  check_avg(op, tensor, "allreduce");
+WorkPtr ProcessGroupMPI::do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(describe("allreduce", t, reduce_op_name(op)), {t}, [this, t, op] {
+  return enqueue(call.description, {t}, [this, t, op] {
     // The blocking MPI_Allreduce: Open MPI's tuned algorithms and shared-memory single copy
     // (about 2.5x the bandwidth of MPI_Iallreduce, whose libnbc schedule only advances when
     // polled). It cannot time out, so the watchdog guards it.
@@ -231,27 +227,22 @@ WorkPtr ProcessGroupMPI::allreduce(Tensor& tensor, ReduceOp op) {
       GR_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), count_of(t), mpi_type(t.scalar_type()),
                                  mpi_op(op, t.scalar_type()), comm_));
     }, "allreduce");
-    if (op == ReduceOp::Avg) divide_by_size(t, size_);
   });
 }
 
-WorkPtr ProcessGroupMPI::broadcast(Tensor& tensor, int root) {
-  check_cpu_tensor(tensor, "broadcast");
-  check_rank(root, "root", "broadcast");
+WorkPtr ProcessGroupMPI::do_broadcast(Tensor& tensor, int root, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(describe("broadcast", t), {t}, [this, t, root] {
+  return enqueue(call.description, {t}, [this, t, root] {
     MPI_Request req;
     GR_MPI_CHECK(MPI_Ibcast(t.data_ptr(), count_of(t), mpi_type(t.scalar_type()), root, comm_, &req));
     complete(req, timeout_, "broadcast");
   });
 }
 
-WorkPtr ProcessGroupMPI::allgather(std::vector<Tensor>& outputs, const Tensor& input) {
-  check_cpu_tensor(input, "allgather");
-  check_per_rank_tensors(outputs, input, "allgather", "output", "the input's");
+WorkPtr ProcessGroupMPI::do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) {
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
-  return enqueue(describe("allgather", in), outs, [this, outs, in] {
+  return enqueue(call.description, outs, [this, outs, in] {
     Tensor flat = empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
     MPI_Request req;
     GR_MPI_CHECK(MPI_Iallgather(in.data_ptr(), count_of(in), mpi_type(in.scalar_type()), flat.data_ptr(), count_of(in),
@@ -262,13 +253,11 @@ WorkPtr ProcessGroupMPI::allgather(std::vector<Tensor>& outputs, const Tensor& i
   });
 }
 
-WorkPtr ProcessGroupMPI::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
-  check_cpu_tensor(output, "reduce_scatter");
-  check_avg(op, output, "reduce_scatter");
-  check_per_rank_tensors(inputs, output, "reduce_scatter", "input", "the output's");
+WorkPtr ProcessGroupMPI::do_reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                                           const CallInfo& call) {
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  return enqueue(describe("reduce_scatter", out, reduce_op_name(op)), {out}, [this, out, ins, op] {
+  return enqueue(call.description, {out}, [this, out, ins, op] {
     Tensor flat = empty({static_cast<int64_t>(size_) * out.numel()}, out.options());
     for (int r = 0; r < size_; ++r)
       native::copy_(make_view(flat, out.sizes().vec(), contiguous_strides(out.sizes()), r * out.numel()), ins[r]);
@@ -276,49 +265,40 @@ WorkPtr ProcessGroupMPI::reduce_scatter(Tensor& output, const std::vector<Tensor
     GR_MPI_CHECK(MPI_Ireduce_scatter_block(flat.data_ptr(), out.data_ptr(), count_of(out), mpi_type(out.scalar_type()),
                                            mpi_op(op, out.scalar_type()), comm_, &req));
     complete(req, timeout_, "reduce_scatter");
-    if (op == ReduceOp::Avg) divide_by_size(out, size_);
   });
 }
 
-WorkPtr ProcessGroupMPI::reduce(Tensor& tensor, int root, ReduceOp op) {
-  check_cpu_tensor(tensor, "reduce");
-  check_rank(root, "root", "reduce");
-  check_avg(op, tensor, "reduce");
+WorkPtr ProcessGroupMPI::do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(describe("reduce", t, reduce_op_name(op)), {t}, [this, t, root, op] {
+  return enqueue(call.description, {t}, [this, t, root, op] {
     MPI_Request req;
     const void* send = rank_ == root ? MPI_IN_PLACE : t.data_ptr();
     GR_MPI_CHECK(MPI_Ireduce(send, rank_ == root ? t.data_ptr() : nullptr, count_of(t), mpi_type(t.scalar_type()),
                              mpi_op(op, t.scalar_type()), root, comm_, &req));
     complete(req, timeout_, "reduce");
-    if (op == ReduceOp::Avg && rank_ == root) divide_by_size(t, size_);
   });
 }
 
-WorkPtr ProcessGroupMPI::barrier() {
-  return enqueue(describe("barrier", Tensor()), {}, [this] {
+WorkPtr ProcessGroupMPI::do_barrier(const CallInfo& call) {
+  return enqueue(call.description, {}, [this] {
     MPI_Request req;
     GR_MPI_CHECK(MPI_Ibarrier(comm_, &req));
     complete(req, timeout_, "barrier");
   });
 }
 
-WorkPtr ProcessGroupMPI::send(const Tensor& tensor, int dst, int tag) {
-  check_cpu_tensor(tensor, "send");
-  check_rank(dst, "destination", "send");
+WorkPtr ProcessGroupMPI::do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(describe("send", t), {t}, [this, t, dst, tag] {
+  return enqueue(call.description, {t}, [this, t, dst, tag] {
     MPI_Request req;
     GR_MPI_CHECK(MPI_Isend(t.data_ptr(), count_of(t), mpi_type(t.scalar_type()), dst, tag, comm_, &req));
     complete(req, timeout_, "send");
   });
 }
 
-WorkPtr ProcessGroupMPI::recv(Tensor& tensor, int src, int tag) {
-  check_cpu_tensor(tensor, "recv");
-  check_rank(src, "source", "recv");
+WorkPtr ProcessGroupMPI::do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(describe("recv", t), {t}, [this, t, src, tag] {
+  return enqueue(call.description, {t}, [this, t, src, tag] {
     MPI_Request req;
     GR_MPI_CHECK(MPI_Irecv(t.data_ptr(), count_of(t), mpi_type(t.scalar_type()), src, tag, comm_, &req));
     complete(req, timeout_, "recv");

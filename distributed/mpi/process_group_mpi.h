@@ -26,14 +26,17 @@ class ProcessGroupMPI : public QueuedProcessGroup {
   static std::shared_ptr<ProcessGroupMPI> create(const std::vector<int>& members = {});
 
   std::string backend_name() const override { return "mpi"; }
-  WorkPtr allreduce(Tensor& tensor, ReduceOp op) override;
-  WorkPtr broadcast(Tensor& tensor, int root) override;
-  WorkPtr allgather(std::vector<Tensor>& outputs, const Tensor& input) override;
-  WorkPtr reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override;
-  WorkPtr reduce(Tensor& tensor, int root, ReduceOp op) override;
-  WorkPtr barrier() override;
-  WorkPtr send(const Tensor& tensor, int dst, int tag) override;
-  WorkPtr recv(Tensor& tensor, int src, int tag) override;
+
+ protected:
+  WorkPtr do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) override;
+  WorkPtr do_broadcast(Tensor& tensor, int root, const CallInfo& call) override;
+  WorkPtr do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) override;
+  WorkPtr do_reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                            const CallInfo& call) override;
+  WorkPtr do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) override;
+  WorkPtr do_barrier(const CallInfo& call) override;
+  WorkPtr do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) override;
+  WorkPtr do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) override;
 
  private:
   // Runs a blocking MPI call under the watchdog's eye.

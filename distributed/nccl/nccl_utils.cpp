@@ -1,31 +1,9 @@
-// Tensor checks, dtype/op mapping and error text of the NCCL process group.
+// Dtype/op mapping and error text of the NCCL process group.
 #include "distributed/nccl/nccl_utils.h"
 
 #include "core/error.h"
 
 namespace gr::distributed::nccl {
-
-void check_tensor(const Tensor& t, int device, const char* op, int rank) {
-  GR_CHECK(t.defined(), "nccl ", op, " on rank ", rank, ": tensor is undefined");
-  GR_CHECK(t.is_cuda(), "nccl ", op, " on rank ", rank, ": tensors must be CUDA tensors, got a ", t.device(),
-           " tensor (move it with .to(Device(kCUDA, i)), or use the gloo backend for CPU tensors)");
-  GR_CHECK(device < 0 || t.device().index == device, "nccl ", op, " on rank ", rank, ": tensor is on ", t.device(),
-           " but this process group uses cuda:", device, " (one device per group and process)");
-  GR_CHECK(t.is_contiguous(), "nccl ", op, " on rank ", rank, ": tensors must be contiguous, got sizes ", t.sizes(),
-           " strides ", t.strides());
-  to_nccl(t.scalar_type());  // throws for an unsupported dtype
-}
-
-void check_tensors(const std::vector<Tensor>& ts, int device, const char* op, int rank, bool same_shape) {
-  GR_CHECK(!ts.empty(), "nccl ", op, " on rank ", rank, ": the tensor list is empty");
-  check_tensor(ts[0], device, op, rank);
-  for (size_t i = 1; i < ts.size(); ++i) {
-    check_tensor(ts[i], ts[0].device().index, op, rank);
-    GR_CHECK(!same_shape || (ts[i].sizes() == ts[0].sizes() && ts[i].scalar_type() == ts[0].scalar_type()), "nccl ", op,
-             " on rank ", rank, ": tensor ", i, " is ", ts[i].scalar_type(), " ", ts[i].sizes(), " but tensor 0 is ",
-             ts[0].scalar_type(), " ", ts[0].sizes(), " (all must match)");
-  }
-}
 
 ncclDataType_t to_nccl(ScalarType t) {
   switch (t) {

@@ -3,7 +3,6 @@
 #include "distributed/nccl/process_group_nccl.h"
 
 #include <cstdlib>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/factory.h"
@@ -123,15 +122,6 @@ void ProcessGroupNCCL::ensure_comm(int device) {
   watchdog_->start(comm_, device_);
 }
 
-std::string ProcessGroupNCCL::describe(const char* op, const Tensor& t, const char* detail) {
-  std::ostringstream out;
-  out << "nccl " << op;
-  if (detail) out << " (" << detail << ")";
-  if (t.defined()) out << " " << t.scalar_type() << " " << t.sizes();
-  out << " #" << sequence_++ << " on rank " << rank_;
-  return out.str();
-}
-
 WorkPtr ProcessGroupNCCL::issue(const std::string& description, int device, std::vector<Tensor> outputs,
                                 std::vector<Tensor> keep_alive, const Body& body, bool blocking_wait) {
   std::unique_lock lock(mutex_);
@@ -161,24 +151,27 @@ WorkPtr ProcessGroupNCCL::issue(const std::string& description, int device, std:
   return work;
 }
 
-WorkPtr ProcessGroupNCCL::allreduce(Tensor& tensor, ReduceOp op) {
-  nccl::check_tensor(tensor, device(), "allreduce", rank_);
+WorkPtr ProcessGroupNCCL::do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) {
   const ncclRedOp_t red = nccl::to_nccl(op, tensor.scalar_type(), "allreduce", rank_);
   Tensor t = tensor;
-  return issue(describe("allreduce", t, reduce_op_name(op)), device_of(t), {t}, {},
-               [&](cudaStream_t s, std::vector<Tensor>&) {
-                 if (t.numel() == 0) return;  // every rank has the same shape: nobody calls NCCL
-                 GR_NCCL_CALL(*comm_, ncclAllReduce(t.data_ptr(), t.data_ptr(), count_of(t),
-                                                    nccl::to_nccl(t.scalar_type()), red, comm_->get(), s));
-               });
+  return issue(call.description, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+    if (t.numel() == 0) return;  // every rank has the same shape: nobody calls NCCL
+    GR_NCCL_CALL(*comm_, ncclAllReduce(t.data_ptr(), t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), red,
+                                       comm_->get(), s));
+  });
 }
 
 WorkPtr ProcessGroupNCCL::allreduce_coalesced(std::vector<Tensor>& tensors, ReduceOp op) {
-  nccl::check_tensors(tensors, device(), "allreduce_coalesced", rank_, /*same_shape=*/false);
+  const CheckContext c = check_context("allreduce_coalesced");
+  check_tensors(tensors, c);
   std::vector<ncclRedOp_t> reds;
-  for (const Tensor& t : tensors) reds.push_back(nccl::to_nccl(op, t.scalar_type(), "allreduce_coalesced", rank_));
+  for (const Tensor& t : tensors) {
+    check_reduce_op(op, t.scalar_type(), c);
+    reds.push_back(nccl::to_nccl(op, t.scalar_type(), "allreduce_coalesced", rank_));
+  }
   std::vector<Tensor> ts = tensors;
-  return issue(describe("allreduce_coalesced", ts[0], reduce_op_name(op)), device_of(ts[0]), ts, {},
+  uint64_t sequence = 0;
+  return issue(describe("allreduce_coalesced", ts[0], reduce_op_name(op), &sequence), device_of(ts[0]), ts, {},
                [&](cudaStream_t s, std::vector<Tensor>&) {
                  // One group call: NCCL fuses the launches of the whole list.
                  GR_NCCL_CALL(*comm_, ncclGroupStart());
@@ -196,42 +189,29 @@ WorkPtr ProcessGroupNCCL::allreduce_coalesced(std::vector<Tensor>& tensors, Redu
                });
 }
 
-WorkPtr ProcessGroupNCCL::broadcast(Tensor& tensor, int root) {
-  nccl::check_tensor(tensor, device(), "broadcast", rank_);
-  check_rank(root, "root", "broadcast");
+WorkPtr ProcessGroupNCCL::do_broadcast(Tensor& tensor, int root, const CallInfo& call) {
   Tensor t = tensor;
-  return issue(describe("broadcast", t), device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+  return issue(call.description, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
     if (t.numel() == 0) return;
     GR_NCCL_CALL(*comm_, ncclBroadcast(t.data_ptr(), t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), root,
                                        comm_->get(), s));
   });
 }
 
-WorkPtr ProcessGroupNCCL::reduce(Tensor& tensor, int root, ReduceOp op) {
-  nccl::check_tensor(tensor, device(), "reduce", rank_);
-  check_rank(root, "root", "reduce");
+WorkPtr ProcessGroupNCCL::do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) {
   const ncclRedOp_t red = nccl::to_nccl(op, tensor.scalar_type(), "reduce", rank_);
   Tensor t = tensor;
-  return issue(describe("reduce", t, reduce_op_name(op)), device_of(t), {t}, {},
-               [&](cudaStream_t s, std::vector<Tensor>&) {
-                 if (t.numel() == 0) return;
-                 GR_NCCL_CALL(*comm_, ncclReduce(t.data_ptr(), t.data_ptr(), count_of(t),
-                                                 nccl::to_nccl(t.scalar_type()), red, root, comm_->get(), s));
-               });
+  return issue(call.description, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+    if (t.numel() == 0) return;
+    GR_NCCL_CALL(*comm_, ncclReduce(t.data_ptr(), t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), red, root,
+                                    comm_->get(), s));
+  });
 }
 
-WorkPtr ProcessGroupNCCL::allgather(std::vector<Tensor>& outputs, const Tensor& input) {
-  const int dev = device();
-  nccl::check_tensor(input, dev, "allgather", rank_);
-  GR_CHECK(static_cast<int>(outputs.size()) == size_, "nccl allgather on rank ", rank_, ": expected ", size_,
-           " output tensors, got ", outputs.size());
-  nccl::check_tensors(outputs, dev < 0 ? input.device().index : dev, "allgather", rank_, /*same_shape=*/true);
-  GR_CHECK(outputs[0].sizes() == input.sizes() && outputs[0].scalar_type() == input.scalar_type(),
-           "nccl allgather on rank ", rank_, ": every output must have the input's shape ", input.sizes(),
-           " and dtype ", input.scalar_type(), ", got ", outputs[0].scalar_type(), " ", outputs[0].sizes());
+WorkPtr ProcessGroupNCCL::do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) {
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
-  return issue(describe("allgather", in), device_of(in), outs, {in}, [&](cudaStream_t s, std::vector<Tensor>& keep) {
+  return issue(call.description, device_of(in), outs, {in}, [&](cudaStream_t s, std::vector<Tensor>& keep) {
     const size_t bytes = in.nbytes();
     if (bytes == 0) return;
     if (back_to_back(outs)) {  // e.g. views of one flat buffer: gather straight into it
@@ -249,42 +229,31 @@ WorkPtr ProcessGroupNCCL::allgather(std::vector<Tensor>& outputs, const Tensor& 
   });
 }
 
-WorkPtr ProcessGroupNCCL::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
-  const int dev = device();
-  nccl::check_tensor(output, dev, "reduce_scatter", rank_);
+WorkPtr ProcessGroupNCCL::do_reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                                            const CallInfo& call) {
   const ncclRedOp_t red = nccl::to_nccl(op, output.scalar_type(), "reduce_scatter", rank_);
-  GR_CHECK(static_cast<int>(inputs.size()) == size_, "nccl reduce_scatter on rank ", rank_, ": expected ", size_,
-           " input tensors, got ", inputs.size());
-  nccl::check_tensors(inputs, dev < 0 ? output.device().index : dev, "reduce_scatter", rank_, /*same_shape=*/true);
-  GR_CHECK(inputs[0].sizes() == output.sizes() && inputs[0].scalar_type() == output.scalar_type(),
-           "nccl reduce_scatter on rank ", rank_, ": every input must have the output's shape ", output.sizes(),
-           " and dtype ", output.scalar_type(), ", got ", inputs[0].scalar_type(), " ", inputs[0].sizes());
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  return issue(
-      describe("reduce_scatter", out, reduce_op_name(op)), device_of(out), {out}, ins,
-      [&](cudaStream_t s, std::vector<Tensor>& keep) {
-        const ncclDataType_t type = nccl::to_nccl(out.scalar_type());
-        if (out.numel() == 0) return;
-        if (back_to_back(ins)) {
-          GR_NCCL_CALL(*comm_,
-                       ncclReduceScatter(ins[0].data_ptr(), out.data_ptr(), count_of(out), type, red, comm_->get(), s));
-          return;
-        }
-        const size_t bytes = out.nbytes();
-        Tensor flat = empty({static_cast<int64_t>(size_) * out.numel()}, out.options());
-        keep.push_back(flat);
-        char* dst = static_cast<char*>(flat.data_ptr());
-        for (int r = 0; r < size_; ++r)
-          GR_CUDA_CHECK(cudaMemcpyAsync(dst + r * bytes, ins[r].data_ptr(), bytes, cudaMemcpyDeviceToDevice, s));
-        GR_NCCL_CALL(*comm_,
-                     ncclReduceScatter(flat.data_ptr(), out.data_ptr(), count_of(out), type, red, comm_->get(), s));
-      });
+  return issue(call.description, device_of(out), {out}, ins, [&](cudaStream_t s, std::vector<Tensor>& keep) {
+    const ncclDataType_t type = nccl::to_nccl(out.scalar_type());
+    if (out.numel() == 0) return;
+    if (back_to_back(ins)) {
+      GR_NCCL_CALL(*comm_, ncclReduceScatter(ins[0].data_ptr(), out.data_ptr(), count_of(out), type, red, comm_->get(), s));
+      return;
+    }
+    const size_t bytes = out.nbytes();
+    Tensor flat = empty({static_cast<int64_t>(size_) * out.numel()}, out.options());
+    keep.push_back(flat);
+    char* dst = static_cast<char*>(flat.data_ptr());
+    for (int r = 0; r < size_; ++r)
+      GR_CUDA_CHECK(cudaMemcpyAsync(dst + r * bytes, ins[r].data_ptr(), bytes, cudaMemcpyDeviceToDevice, s));
+    GR_NCCL_CALL(*comm_, ncclReduceScatter(flat.data_ptr(), out.data_ptr(), count_of(out), type, red, comm_->get(), s));
+  });
 }
 
-WorkPtr ProcessGroupNCCL::barrier() {
+WorkPtr ProcessGroupNCCL::do_barrier(const CallInfo& call) {
   return issue(
-      describe("barrier", Tensor()), -1, {}, {},
+      call.description, -1, {}, {},
       [&](cudaStream_t s, std::vector<Tensor>&) {
         GR_NCCL_CALL(*comm_, ncclAllReduce(barrier_buffer_.data_ptr(), barrier_buffer_.data_ptr(), 1, ncclFloat32,
                                            ncclSum, comm_->get(), s));
@@ -292,23 +261,17 @@ WorkPtr ProcessGroupNCCL::barrier() {
       /*blocking_wait=*/true);
 }
 
-WorkPtr ProcessGroupNCCL::send(const Tensor& tensor, int dst, int tag) {
-  nccl::check_tensor(tensor, device(), "send", rank_);
-  check_rank(dst, "destination", "send");
-  GR_CHECK(dst != rank_, "nccl send: rank ", rank_, " cannot send to itself");
+WorkPtr ProcessGroupNCCL::do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return issue(describe("send", t), device_of(t), {}, {t}, [&](cudaStream_t s, std::vector<Tensor>&) {
+  return issue(call.description, device_of(t), {}, {t}, [&](cudaStream_t s, std::vector<Tensor>&) {
     if (t.numel() == 0) return;
     GR_NCCL_CALL(*comm_, ncclSend(t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), dst, comm_->get(), s));
   });
 }
 
-WorkPtr ProcessGroupNCCL::recv(Tensor& tensor, int src, int tag) {
-  nccl::check_tensor(tensor, device(), "recv", rank_);
-  check_rank(src, "source", "recv");
-  GR_CHECK(src != rank_, "nccl recv: rank ", rank_, " cannot receive from itself");
+WorkPtr ProcessGroupNCCL::do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return issue(describe("recv", t), device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+  return issue(call.description, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
     if (t.numel() == 0) return;
     GR_NCCL_CALL(*comm_, ncclRecv(t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), src, comm_->get(), s));
   });

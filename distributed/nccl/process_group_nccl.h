@@ -7,7 +7,6 @@
 // watchdog thread aborts the communicator when a collective outlives the timeout.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -45,17 +44,6 @@ class ProcessGroupNCCL : public ProcessGroup {
   ~ProcessGroupNCCL() override;
 
   std::string backend_name() const override { return "nccl"; }
-  WorkPtr allreduce(Tensor& tensor, ReduceOp op) override;
-  WorkPtr broadcast(Tensor& tensor, int root) override;
-  WorkPtr allgather(std::vector<Tensor>& outputs, const Tensor& input) override;
-  WorkPtr reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override;
-  WorkPtr reduce(Tensor& tensor, int root, ReduceOp op) override;
-  // A one-element all-reduce; its wait() blocks the host until every rank got there and
-  // every collective issued before it on this group has completed.
-  WorkPtr barrier() override;
-  // NCCL matches the messages between two ranks in issue order: `tag` is not used.
-  WorkPtr send(const Tensor& tensor, int dst, int tag) override;
-  WorkPtr recv(Tensor& tensor, int src, int tag) override;
 
   // All-reduces every tensor (any shapes, dtypes) in one NCCL group call (one launch, one
   // Work), e.g. many small gradients.
@@ -68,6 +56,25 @@ class ProcessGroupNCCL : public ProcessGroup {
   // Collectives issued and not yet seen complete by the watchdog.
   size_t in_flight() const;
 
+ protected:
+  WorkPtr do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) override;
+  WorkPtr do_broadcast(Tensor& tensor, int root, const CallInfo& call) override;
+  WorkPtr do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) override;
+  WorkPtr do_reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                            const CallInfo& call) override;
+  WorkPtr do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) override;
+  // A one-element all-reduce; its wait() blocks the host until every rank got there and
+  // every collective issued before it on this group has completed.
+  WorkPtr do_barrier(const CallInfo& call) override;
+  // NCCL matches the messages between two ranks in issue order: `tag` is not used.
+  WorkPtr do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) override;
+  WorkPtr do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) override;
+  // CUDA tensors on the group's device (any device before the communicator exists).
+  TensorPlacement placement() const override { return {kCUDA, device()}; }
+  // ncclAvg divides inside NCCL, in the reduction's type.
+  bool reduces_avg() const override { return true; }
+  bool sends_to_self() const override { return false; }
+
  private:
   using Body = std::function<void(cudaStream_t stream, std::vector<Tensor>& keep_alive)>;
   // Issues one collective under the group's lock: creates the communicator if needed, orders
@@ -78,7 +85,6 @@ class ProcessGroupNCCL : public ProcessGroup {
   WorkPtr issue(const std::string& description, int device, std::vector<Tensor> outputs, std::vector<Tensor> keep_alive,
                 const Body& body, bool blocking_wait = false);
   void ensure_comm(int device);  // with mutex_ held
-  std::string describe(const char* op, const Tensor& t, const char* detail = nullptr);
   // The device of a collective's tensors; -1 for none.
   int device_of(const Tensor& t) const { return t.defined() ? t.device().index : -1; }
 
@@ -91,7 +97,6 @@ class ProcessGroupNCCL : public ProcessGroup {
   cuda::Stream stream_{nullptr, -1};  // from the device's highest-priority pool
   cuda::Event ready_;                 // recorded on the caller's stream before each collective
   Tensor barrier_buffer_;
-  std::atomic<uint64_t> sequence_{0};  // collectives described, for their names
 };
 
 }  // namespace gr::distributed

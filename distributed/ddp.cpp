@@ -5,86 +5,48 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <sstream>
 
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
 #include "core/profiler.h"
+#include "distributed/control_tensor.h"
+#include "distributed/flat_buffer.h"
 #include "distributed/init.h"
 
 namespace gr::nn::parallel {
 
+using distributed::control_tensor;
+using distributed::host_values;
 using distributed::ProcessGroup;
 using distributed::ReduceOp;
 
 namespace {
 
-// Rank `root`'s values of `tensors` on every rank in one broadcast per device: CPU tensors
-// of any dtypes travel as the bytes of one packed buffer (a broadcast does no arithmetic),
-// device tensors packed per dtype.
+constexpr const char* kDDP = "DistributedDataParallel";
+
+// Rank `root`'s values of `tensors` on every rank, in one broadcast per device: the tensors
+// travel as one flat buffer (their bytes when their dtypes differ: a broadcast does no
+// arithmetic).
 void broadcast_coalesced(ProcessGroup& group, const TensorList& tensors, const char* what, int root = 0) {
-  std::map<std::pair<int, std::string>, TensorList> by_type;
-  TensorList cpu;
-  for (const Tensor& t : tensors) {
-    if (!t.defined() || t.numel() == 0) continue;
-    if (t.device().is_cpu()) cpu.push_back(t);
-    else by_type[{static_cast<int>(t.scalar_type()), t.device().str()}].push_back(t);
-  }
+  std::map<std::string, TensorList> by_device;
+  for (const Tensor& t : tensors)
+    if (t.defined() && t.numel() > 0) by_device[t.device().str()].push_back(t);
   NoGradGuard no_grad;
-  if (!cpu.empty()) {
-    int64_t total = 0;
-    for (const Tensor& t : cpu) total += static_cast<int64_t>(t.nbytes());
-    Tensor bytes = empty({total}, kUInt8);
-    uint8_t* b = bytes.data_ptr<uint8_t>();
-    int64_t offset = 0;
-    for (const Tensor& t : cpu) {
-      const Tensor c = native::contiguous(t);
-      std::memcpy(b + offset, c.data_ptr(), c.nbytes());
-      offset += static_cast<int64_t>(c.nbytes());
-    }
-    distributed::ddp_wait(group.broadcast(bytes, root), group, what);
-    offset = 0;
-    for (const Tensor& t : cpu) {
-      Tensor c = t.is_contiguous() ? t : native::contiguous(t);
-      std::memcpy(c.data_ptr(), b + offset, c.nbytes());
-      if (!t.is_contiguous()) native::copy_(t, c);
-      offset += static_cast<int64_t>(c.nbytes());
-    }
-  }
-  for (auto& [key, list] : by_type) {
-    int64_t total = 0;
-    for (const Tensor& t : list) total += t.numel();
-    Tensor flat = empty({total}, TensorOptions(list[0].scalar_type()).device(list[0].device()));
-    auto slice = [&](int64_t offset, const Tensor& like) {
-      std::vector<int64_t> sizes = like.sizes().vec();
-      return make_view(flat, sizes, contiguous_strides(sizes), offset);
-    };
-    int64_t offset = 0;
-    for (const Tensor& t : list) native::copy_(slice(offset, t), t), offset += t.numel();
-    distributed::ddp_wait(group.broadcast(flat, root), group, what);
-    offset = 0;
-    for (const Tensor& t : list) native::copy_(t, slice(offset, t)), offset += t.numel();
+  for (const auto& [device, list] : by_device) {
+    const distributed::FlatBuffer buffer = distributed::FlatBuffer::of(list);
+    Tensor flat = buffer.flat();
+    distributed::wait_for(group.broadcast(flat, root), group, kDDP, what);
+    buffer.copy_out(list);
   }
 }
 
-// DDP's small int64 control tensors (model check, join flags) live on the parameters'
-// device: a backend of device tensors (nccl) refuses CPU tensors. host_values() reads one
-// back (on a device: a copy that waits for the collective, which wait() ordered first).
+// The device of DDP's control tensors: the parameters'.
 Device control_device(nn::Module& module) {
   for (const Tensor& p : module.parameters()) return p.device();
   return Device(kCPU);
-}
-Tensor control_tensor(const std::vector<int64_t>& values, Device device) {
-  return tensor(values, TensorOptions(kInt64)).to(device);
-}
-std::vector<int64_t> host_values(const Tensor& t) {
-  const Tensor c = t.to(Device(kCPU)).contiguous();
-  const int64_t* p = c.data_ptr<int64_t>();
-  return {p, p + c.numel()};
 }
 
 // Per parameter: dims, sizes, dtype; the count first. Compared across ranks.
@@ -156,11 +118,11 @@ void DistributedDataParallelBase::check_and_broadcast_state() {
   // Lengths first (padded to the longest), then rank 0's fingerprint to everyone.
   const Device device = control_device(*module_);
   Tensor len = control_tensor({static_cast<int64_t>(fp.size())}, device);
-  distributed::ddp_wait(g.allreduce(len, ReduceOp::Max), g, "the model check");
+  distributed::wait_for(g.allreduce(len, ReduceOp::Max), g, kDDP, "the model check");
   const int64_t L = host_values(len)[0];
   fp.resize(static_cast<size_t>(L), -1);
   Tensor zero = control_tensor(fp, device);
-  distributed::ddp_wait(g.broadcast(zero, 0), g, "the model check");
+  distributed::wait_for(g.broadcast(zero, 0), g, kDDP, "the model check");
   const std::vector<int64_t> rank0 = host_values(zero);
   const int64_t* z = rank0.data();
   std::string mismatch;
@@ -180,7 +142,7 @@ void DistributedDataParallelBase::check_and_broadcast_state() {
     }
   }
   Tensor bad = control_tensor({mismatch.empty() ? 0 : 1}, device);
-  distributed::ddp_wait(g.allreduce(bad, ReduceOp::Max), g, "the model check");
+  distributed::wait_for(g.allreduce(bad, ReduceOp::Max), g, kDDP, "the model check");
   if (host_values(bad)[0]) {
     GR_CHECK(mismatch.empty(), "DistributedDataParallel: the ranks' models differ: ", mismatch,
              ". Every rank must build the same model.");
@@ -201,7 +163,7 @@ void DistributedDataParallelBase::pre_forward() {
     // [ranks still training, ranks that will all-reduce gradients]: joined ranks read it.
     const bool will_sync = sync_enabled_ && GradMode::is_enabled();
     Tensor flag = control_tensor({1, will_sync ? 1 : 0}, control_device(*module_));
-    distributed::ddp_wait(group_->allreduce(flag, ReduceOp::Sum), *group_, "the join flag all-reduce");
+    distributed::wait_for(group_->allreduce(flag, ReduceOp::Sum), *group_, kDDP, "the join flag all-reduce");
   }
   reducer_->prepare_for_forward();
   if (options_.broadcast_buffers()) sync_buffers();
@@ -232,7 +194,7 @@ void DistributedDataParallelBase::join(const std::function<void()>& body) {
   int64_t shadowed = 0;
   for (;; ++shadowed) {
     Tensor flag = control_tensor({0, 0}, control_device(*module_));
-    distributed::ddp_wait(group_->allreduce(flag, ReduceOp::Sum), *group_, "the join flag all-reduce");
+    distributed::wait_for(group_->allreduce(flag, ReduceOp::Sum), *group_, kDDP, "the join flag all-reduce");
     const std::vector<int64_t> f = host_values(flag);
     if (f[0] == 0) {
       if (distributed::ddp_info_logging() && shadowed > 0)
@@ -248,7 +210,7 @@ void DistributedDataParallelBase::join(const std::function<void()>& body) {
   // rank takes the model of the lowest rank among those that trained to the end.
   const bool last = shadowed == 0;
   Tensor who = control_tensor({last ? group_->rank() : group_->size()}, control_device(*module_));
-  distributed::ddp_wait(group_->allreduce(who, ReduceOp::Min), *group_, "the join's final-model all-reduce");
+  distributed::wait_for(group_->allreduce(who, ReduceOp::Min), *group_, kDDP, "the join's final-model all-reduce");
   const int root = static_cast<int>(host_values(who)[0]);
   broadcast_coalesced(*group_, module_->parameters(), "the join's final-model broadcast", root);
   broadcast_coalesced(*group_, module_->buffers(), "the join's final-model broadcast", root);

@@ -207,4 +207,12 @@ WorkPtr ProcessGroup::recv(Tensor& tensor, int src, int tag) {
   return do_recv(tensor, src, tag, point_to_point(OpType::Recv, tensor, src, tag));
 }
 
+void wait_for(const WorkPtr& work, const ProcessGroup& group, std::string_view who, std::string_view what) {
+  try {
+    work->wait(group.timeout());
+  } catch (const gr::Error& e) {
+    GR_ERROR(who, " on rank ", group.rank(), " of ", group.size(), ": ", what, " failed: ", e.message());
+  }
+}
+
 }  // namespace gr::distributed

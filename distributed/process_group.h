@@ -143,4 +143,8 @@ class ProcessGroup {
 
 using ProcessGroupPtr = std::shared_ptr<ProcessGroup>;
 
+// Waits for `work` up to the group's timeout; a failure becomes a gr::Error
+// "<who> on rank <r> of <n>: <what> failed: <the collective's error>".
+void wait_for(const WorkPtr& work, const ProcessGroup& group, std::string_view who, std::string_view what);
+
 }  // namespace gr::distributed

@@ -19,8 +19,8 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/pair.h>
 
-#include "core/factory.h"
 #include "core/native/copy.h"
+#include "distributed/flat_buffer.h"
 #include "distributed/init.h"
 #include "distributed/reduce_kernels.h"
 
@@ -181,7 +181,8 @@ WorkPtr ProcessGroupGloo::do_allgather(std::vector<Tensor>& outputs, const Tenso
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
   return enqueue(call.description, outs, [this, tag = tag_of(call), outs, in] {
-    Tensor flat = empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
+    const FlatBuffer gathered(outs);  // Gloo gathers into one buffer
+    const Tensor& flat = gathered.flat();
     gloo::AllgatherOptions o(context_);
     with_element_type(in.element_size(), [&](auto e) {
       using E = decltype(e);
@@ -191,8 +192,7 @@ WorkPtr ProcessGroupGloo::do_allgather(std::vector<Tensor>& outputs, const Tenso
     o.setTag(tag);
     o.setTimeout(timeout_);
     gloo::allgather(o);
-    for (int r = 0; r < size_; ++r)
-      native::copy_(outs[r], make_view(flat, in.sizes().vec(), contiguous_strides(in.sizes()), r * in.numel()));
+    gathered.copy_out(outs);
   });
 }
 
@@ -203,10 +203,8 @@ WorkPtr ProcessGroupGloo::do_reduce_scatter(Tensor& output, const std::vector<Te
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
   return enqueue(call.description, {out}, [this, tag = tag_of(call), out, ins, op] {
-    const int64_t n = out.numel();
-    Tensor flat = empty({static_cast<int64_t>(size_) * n}, out.options());
-    for (int r = 0; r < size_; ++r)
-      native::copy_(make_view(flat, out.sizes().vec(), contiguous_strides(out.sizes()), r * n), ins[r]);
+    const FlatBuffer all = FlatBuffer::of(ins);
+    const Tensor& flat = all.flat();
     if (size_ > 1) {
       gloo::AllreduceOptions o(context_);
       with_element_type(out.element_size(), [&](auto e) {
@@ -217,7 +215,7 @@ WorkPtr ProcessGroupGloo::do_reduce_scatter(Tensor& output, const std::vector<Te
       o.setTimeout(timeout_);
       gloo::allreduce(o);
     }
-    native::copy_(out, make_view(flat, out.sizes().vec(), contiguous_strides(out.sizes()), rank_ * n));
+    native::copy_(out, all.views()[rank_]);
   });
 }
 

@@ -19,11 +19,15 @@
 #include "core/native/copy.h"
 #include "core/native/elementwise.h"
 #include "core/profiler.h"
+#include "distributed/control_tensor.h"
+#include "distributed/flat_buffer.h"
 #include "distributed/process_group_debug.h"
 
 namespace gr::distributed {
 
 namespace {
+
+constexpr const char* kDDP = "DistributedDataParallel";
 
 double ms_between(int64_t from_ns, int64_t to_ns) { return (to_ns - from_ns) * 1e-6; }
 
@@ -40,15 +44,6 @@ WorkPtr compress_hook(ProcessGroup& group, GradBucket& bucket, ScalarType dtype)
 bool same_tensor(const Tensor& a, const Tensor& b) { return a.defined() && a.unsafe_impl() == b.unsafe_impl(); }
 
 }  // namespace
-
-void ddp_wait(const WorkPtr& work, const ProcessGroup& group, const std::string& what) {
-  try {
-    work->wait(group.timeout());
-  } catch (const gr::Error& e) {
-    GR_ERROR("DistributedDataParallel on rank ", group.rank(), " of ", group.size(), ": ", what, " failed: ",
-             e.message());
-  }
-}
 
 bool ddp_info_logging() { return debug_level() != DebugLevel::Off; }
 
@@ -117,26 +112,22 @@ void Reducer::build_buckets(const std::vector<size_t>& order, bool reverse) {
 
   // Let earlier collectives finish before their buffers go away.
   for (Bucket& b : buckets_)
-    if (b.work) ddp_wait(b.work, *group_, "a bucket all-reduce");
+    if (b.work) wait_for(b.work, *group_, kDDP, "a bucket all-reduce");
   buckets_.clear();
   bucket_of_.assign(params_.size(), 0);
   slot_of_.assign(params_.size(), 0);
   for (size_t k = 0; k < closed.size(); ++k) {
     Bucket b;
     b.params = closed[k];
-    int64_t total = 0;
-    for (size_t i : b.params) {
-      b.offsets.push_back(total);
-      total += params_[i].numel();
-    }
-    const Tensor& first = params_[b.params[0]];
-    b.buffer = zeros({total}, TensorOptions(first.scalar_type()).device(first.device()));
+    TensorList members;
+    for (size_t i : b.params) members.push_back(params_[i]);
+    const FlatBuffer flat(members, /*zero=*/true);
+    b.buffer = flat.flat();
+    b.views = flat.views();
     for (size_t s = 0; s < b.params.size(); ++s) {
       const size_t i = b.params[s];
       bucket_of_[i] = k;
       slot_of_[i] = s;
-      std::vector<int64_t> sizes = params_[i].sizes().vec();
-      b.views.push_back(make_view(b.buffer, sizes, contiguous_strides(sizes), b.offsets[s]));
       if (options_.gradient_as_bucket_view) {
         // An existing gradient moves into the bucket; from now on .grad is the bucket view.
         Tensor& grad = params_[i].mutable_grad();
@@ -295,10 +286,7 @@ void Reducer::launch(size_t k) {
   if (k + 1 == buckets_.size() && options_.find_unused_parameters) {
     // Which parameters got a gradient anywhere: a parameter unused on every rank keeps its
     // .grad. On the parameters' device: a backend of device tensors (nccl) refuses CPU ones.
-    Tensor used = empty({static_cast<int64_t>(params_.size())}, kInt64);
-    int64_t* u = used.data_ptr<int64_t>();
-    for (size_t i = 0; i < params_.size(); ++i) u[i] = used_[i];
-    used_global_ = used.to(params_[0].device());
+    used_global_ = control_tensor(std::vector<int64_t>(used_.begin(), used_.end()), params_[0].device());
     used_work_ = group_->allreduce(used_global_, ReduceOp::Max);
   }
 }
@@ -322,14 +310,13 @@ void Reducer::finalize_backward() {
   {
     profiler::ScopedEvent span("DDP wait", "ddp");
     for (size_t k = 0; k < buckets_.size(); ++k)
-      ddp_wait(buckets_[k].work, *group_, "the all-reduce of bucket " + std::to_string(k));
-    if (used_work_) ddp_wait(used_work_, *group_, "the all-reduce of the used-parameter map");
+      wait_for(buckets_[k].work, *group_, kDDP, "the all-reduce of bucket " + std::to_string(k));
+    if (used_work_) wait_for(used_work_, *group_, kDDP, "the all-reduce of the used-parameter map");
   }
   const int64_t wait_end = profiler::now_ns();
   NoGradGuard no_grad;
-  // On a device: a copy that waits for the all-reduce (wait() ordered this stream after it).
-  const Tensor used_host = used_work_ ? used_global_.to(Device(kCPU)).contiguous() : Tensor();
-  const int64_t* used = used_work_ ? used_host.data_ptr<int64_t>() : nullptr;
+  const std::vector<int64_t> used_host = used_work_ ? host_values(used_global_) : std::vector<int64_t>();
+  const int64_t* used = used_work_ ? used_host.data() : nullptr;
   for (Bucket& b : buckets_)
     for (size_t s = 0; s < b.params.size(); ++s) {
       const size_t i = b.params[s];
@@ -377,8 +364,8 @@ void Reducer::shadow_iteration() {
   }
   for (size_t k = 0; k < buckets_.size(); ++k) launch(k);
   for (size_t k = 0; k < buckets_.size(); ++k)
-    ddp_wait(buckets_[k].work, *group_, "a joined rank's shadow all-reduce of bucket " + std::to_string(k));
-  if (used_work_) ddp_wait(used_work_, *group_, "a joined rank's shadow all-reduce of the used-parameter map");
+    wait_for(buckets_[k].work, *group_, kDDP, "a joined rank's shadow all-reduce of bucket " + std::to_string(k));
+  if (used_work_) wait_for(used_work_, *group_, kDDP, "a joined rank's shadow all-reduce of the used-parameter map");
   reset_iteration_state();
   finalized_ = true;
   ++iteration_;
@@ -388,23 +375,24 @@ void Reducer::shadow_iteration() {
 void Reducer::rebuild_buckets() {
   // Rank 0's observed order decides: every rank must end up with the same buckets.
   const int64_t n = static_cast<int64_t>(params_.size());
-  Tensor order = full({n}, int64_t{-1}, kInt64);
+  std::vector<int64_t> order;
   if (group_->rank() == 0) {
     std::vector<char> seen(params_.size(), 0);
-    int64_t* o = order.data_ptr<int64_t>();
-    int64_t k = 0;
     for (size_t i : ready_order_)
-      if (!seen[i]) seen[i] = 1, o[k++] = static_cast<int64_t>(i);
+      if (!seen[i]) {
+        seen[i] = 1;
+        order.push_back(static_cast<int64_t>(i));
+      }
     for (size_t i = 0; i < params_.size(); ++i)  // parameters that never got a gradient last
-      if (!seen[i]) o[k++] = static_cast<int64_t>(i);
+      if (!seen[i]) order.push_back(static_cast<int64_t>(i));
+  } else {
+    order.assign(params_.size(), -1);
   }
-  // On the parameters' device: a backend of device tensors (nccl) refuses CPU tensors.
-  Tensor sent = order.to(params_[0].device());
-  ddp_wait(group_->broadcast(sent, 0), *group_, "the broadcast of the bucket order");
-  order = sent.to(Device(kCPU)).contiguous();
+  Tensor sent = control_tensor(order, params_[0].device());
+  wait_for(group_->broadcast(sent, 0), *group_, kDDP, "the broadcast of the bucket order");
+  const std::vector<int64_t> o = host_values(sent);
   std::vector<size_t> observed(params_.size());
   std::vector<char> check(params_.size(), 0);
-  const int64_t* o = order.data_ptr<int64_t>();
   for (int64_t k = 0; k < n; ++k) {
     GR_CHECK(o[k] >= 0 && o[k] < n && !check[o[k]], "DistributedDataParallel: rank 0 sent an invalid bucket order");
     check[o[k]] = 1;

@@ -43,9 +43,6 @@ WorkPtr allreduce_hook(ProcessGroup& group, GradBucket& bucket);
 WorkPtr fp16_compress_hook(ProcessGroup& group, GradBucket& bucket);
 WorkPtr bf16_compress_hook(ProcessGroup& group, GradBucket& bucket);
 
-// Waits (up to the group's timeout) for a collective of DDP's; a failure becomes a gr::Error
-// naming the rank and `what` the collective was for.
-void ddp_wait(const WorkPtr& work, const ProcessGroup& group, const std::string& what);
 // GRADRING_DISTRIBUTED_DEBUG=INFO (or DETAIL): DDP logs its bucket layout and timings.
 bool ddp_info_logging();
 
@@ -103,8 +100,7 @@ class Reducer {
  private:
   struct Bucket {
     std::vector<size_t> params;    // indices into params_
-    std::vector<int64_t> offsets;  // element offset of each parameter's slice
-    Tensor buffer;                 // flat, params' dtype and device
+    Tensor buffer;                 // flat, params' dtype and device (a FlatBuffer)
     std::vector<Tensor> views;     // per parameter: buffer slice shaped like the parameter
     size_t pending = 0;            // gradients not yet ready in this iteration
     WorkPtr work;

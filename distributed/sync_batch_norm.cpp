@@ -23,15 +23,6 @@ namespace {
 // float64 is CPU-only in gradring, so device tensors exchange float32.
 ScalarType exchange_dtype(const Tensor& x) { return x.device().is_cpu() ? kFloat64 : kFloat32; }
 
-// Blocks on a collective, naming SyncBatchNorm and the step in its error.
-void wait_for(const WorkPtr& work, const ProcessGroup& group, const char* step) {
-  try {
-    work->wait(group.timeout());
-  } catch (const gr::Error& e) {
-    GR_ERROR("SyncBatchNorm ", step, " on rank ", group.rank(), " of ", group.size(), ": ", e.message());
-  }
-}
-
 struct GlobalStats {
   std::vector<double> mean, var;  // biased variance over every rank's values
   double count = 0;
@@ -94,7 +85,8 @@ Tensor SyncBatchNormBackend::forward(nn::BatchNorm2dImpl& bn, const Tensor& x, d
                               0);
   std::vector<Tensor> gathered;
   for (int r = 0; r < group_->size(); ++r) gathered.push_back(empty_like(packed));
-  wait_for(group_->allgather(gathered, packed), *group_, "forward (all-gather of the batch statistics)");
+  wait_for(group_->allgather(gathered, packed), *group_, "SyncBatchNorm",
+           "forward (all-gather of the batch statistics)");
 
   const GlobalStats g = combine(gathered, C, eps);
   const int64_t count = std::llround(g.count);
@@ -122,7 +114,8 @@ Tensor SyncBatchNormBackend::forward(nn::BatchNorm2dImpl& bn, const Tensor& x, d
               native::batch_norm_backward_reduce(dy, in, mean, invstd, needs[1], needs[2]);
           if (needs[0]) {
             Tensor sums = native::cat({native::to_dtype(r.sum_dy, dt), native::to_dtype(r.sum_dy_xmu, dt)}, 0);
-            wait_for(group->allreduce(sums, ReduceOp::Sum), *group, "backward (all-reduce of the gradient sums)");
+            wait_for(group->allreduce(sums, ReduceOp::Sum), *group, "SyncBatchNorm",
+                     "backward (all-reduce of the gradient sums)");
             Tensor sum_dy = native::contiguous(native::to_dtype(native::narrow(sums, 0, 0, C), in.scalar_type()));
             Tensor sum_dy_xmu = native::contiguous(native::to_dtype(native::narrow(sums, 0, C, C), in.scalar_type()));
             grads[0] = native::batch_norm_backward_elemt(dy, in, mean, invstd, w, sum_dy, sum_dy_xmu, count);

@@ -9,8 +9,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "core/factory.h"
-#include "core/native/copy.h"
+#include "distributed/flat_buffer.h"
 #include "distributed/init.h"
 
 namespace gr::distributed {
@@ -243,13 +242,12 @@ WorkPtr ProcessGroupMPI::do_allgather(std::vector<Tensor>& outputs, const Tensor
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
   return enqueue(call.description, outs, [this, outs, in] {
-    Tensor flat = empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
+    const FlatBuffer gathered(outs);  // MPI gathers into one buffer
     MPI_Request req;
-    GR_MPI_CHECK(MPI_Iallgather(in.data_ptr(), count_of(in), mpi_type(in.scalar_type()), flat.data_ptr(), count_of(in),
-                                mpi_type(in.scalar_type()), comm_, &req));
+    GR_MPI_CHECK(MPI_Iallgather(in.data_ptr(), count_of(in), mpi_type(in.scalar_type()), gathered.flat().data_ptr(),
+                                count_of(in), mpi_type(in.scalar_type()), comm_, &req));
     complete(req, timeout_, "allgather");
-    for (int r = 0; r < size_; ++r)
-      native::copy_(outs[r], make_view(flat, in.sizes().vec(), contiguous_strides(in.sizes()), r * in.numel()));
+    gathered.copy_out(outs);
   });
 }
 
@@ -258,11 +256,9 @@ WorkPtr ProcessGroupMPI::do_reduce_scatter(Tensor& output, const std::vector<Ten
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
   return enqueue(call.description, {out}, [this, out, ins, op] {
-    Tensor flat = empty({static_cast<int64_t>(size_) * out.numel()}, out.options());
-    for (int r = 0; r < size_; ++r)
-      native::copy_(make_view(flat, out.sizes().vec(), contiguous_strides(out.sizes()), r * out.numel()), ins[r]);
+    const FlatBuffer all = FlatBuffer::of(ins);
     MPI_Request req;
-    GR_MPI_CHECK(MPI_Ireduce_scatter_block(flat.data_ptr(), out.data_ptr(), count_of(out), mpi_type(out.scalar_type()),
+    GR_MPI_CHECK(MPI_Ireduce_scatter_block(all.flat().data_ptr(), out.data_ptr(), count_of(out), mpi_type(out.scalar_type()),
                                            mpi_op(op, out.scalar_type()), comm_, &req));
     complete(req, timeout_, "reduce_scatter");
   });

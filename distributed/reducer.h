@@ -2,16 +2,20 @@
 // buffers); a hook after each parameter's gradient is accumulated copies it into its bucket
 // slice, scaled by 1 / world size; full buckets are all-reduced asynchronously, strictly in
 // bucket order, while backward goes on; at the end of backward the averaged gradients are
-// written back. See Note [DDP buckets] and docs/ddp-internals.md.
+// written back. One file per job: reducer.cpp (arming, the hook and launch path),
+// reducer_buckets.cpp (layout and rebuild), reducer_finalize.cpp (wait and write-back),
+// reducer_join.cpp (join's shadow iterations), reducer_stats.cpp (statistics, trace, logs).
+// See Note [DDP buckets], Note [Reducer phases] and docs/ddp-internals.md.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/tensor.h"
+#include "distributed/comm_hooks.h"
 #include "distributed/process_group.h"
 
 namespace gr::distributed {
@@ -24,24 +28,6 @@ namespace gr::distributed {
 // gradients come first in backward. After the first iteration the buckets are rebuilt once
 // from the order gradients actually arrived on rank 0 (broadcast, so every rank agrees),
 // unless find_unused_parameters is set without static_graph.
-
-// A bucket as a communication hook sees it: `buffer` holds this rank's gradients of the
-// bucket's parameters, already divided by the world size. The hook must leave the reduced
-// result in `buffer` by the time its Work completes (Work::then can post-process).
-struct GradBucket {
-  size_t index = 0;
-  Tensor buffer;
-  std::vector<std::string> parameter_names;
-  bool is_last = false;  // the last bucket launched in an iteration
-};
-using CommHook = std::function<WorkPtr(ProcessGroup&, GradBucket&)>;
-
-// The default hook: all-reduce (sum) of the bucket.
-WorkPtr allreduce_hook(ProcessGroup& group, GradBucket& bucket);
-// Compression hooks: the bucket is cast to float16 / bfloat16, all-reduced, and cast back
-// (half the bytes on the wire; the division by the world size happened before, in float32).
-WorkPtr fp16_compress_hook(ProcessGroup& group, GradBucket& bucket);
-WorkPtr bf16_compress_hook(ProcessGroup& group, GradBucket& bucket);
 
 // GRADRING_DISTRIBUTED_DEBUG=INFO (or DETAIL): DDP logs its bucket layout and timings.
 bool ddp_info_logging();
@@ -79,7 +65,7 @@ class Reducer {
   void prepare_for_forward();
   void prepare_for_backward(const TensorList& outputs);
   // Hooks do nothing until the next prepare_for_backward (no_sync, or eval-mode forwards).
-  void disarm() { armed_ = false; }
+  void disarm();
 
   // join(): one iteration of a rank that has run out of data, mirroring the collectives of
   // an active iteration with zero gradients.
@@ -93,31 +79,52 @@ class Reducer {
   std::string layout_string() const;
   const std::vector<std::string>& parameter_names() const { return names_; }
   bool buckets_rebuilt() const { return rebuilt_; }
+  // Iterations whose reduction has finished (shadow iterations included).
   int64_t iteration() const { return iteration_; }
   const IterationStats& last_stats() const { return last_stats_; }
   void set_forward_ms(double ms) { forward_ms_ = ms; }
 
  private:
-  struct Bucket {
-    std::vector<size_t> params;    // indices into params_
-    Tensor buffer;                 // flat, params' dtype and device (a FlatBuffer)
-    std::vector<Tensor> views;     // per parameter: buffer slice shaped like the parameter
-    size_t pending = 0;            // gradients not yet ready in this iteration
-    WorkPtr work;
+  // Note [Reducer phases]
+  // One iteration of the reduction: Idle (nothing armed) -> prepare_for_backward -> Armed ->
+  // the first gradient -> Reducing -> the last bucket launched -> Launched -> finalize ->
+  // Idle (the iteration counts). With find_unused_parameters a forward whose outputs reach no
+  // parameter goes from Armed to Launched at once, and the next forward finalizes it. A
+  // forward that finds the previous iteration Reducing (a backward that left parameters
+  // without gradients) fails on every rank rather than mixing up later collectives.
+  enum class Phase { Idle, Armed, Reducing, Launched };
+
+  struct Timeline {  // of one bucket in one iteration (profiler::now_ns), for stats and traces
     int64_t first_ready_ns = 0, ready_ns = 0, launch_ns = 0;
     std::shared_ptr<int64_t> done_ns;  // set by the work's completion callback
   };
+  struct Bucket {
+    std::vector<size_t> params;  // indices into params_
+    Tensor buffer;               // flat, params' dtype and device (a FlatBuffer)
+    std::vector<Tensor> views;   // per parameter: buffer slice shaped like the parameter
+    size_t pending = 0;          // gradients not yet ready in this iteration
+    WorkPtr work;
+    Timeline timeline;
+  };
 
-  void build_buckets(const std::vector<size_t>& order, bool reverse);
+  // reducer.cpp: arming and the hook and launch path.
   void reset_iteration_state();
   void on_gradient_ready(size_t index);
   void mark_ready(size_t index, bool from_hook);
   void launch(size_t bucket);
-  void finalize_backward();
-  void wait_launched();
-  void rebuild_buckets();
+  [[noreturn]] void fail_unfinished_reduction();
   std::vector<size_t> unreached_parameters(const TensorList& outputs) const;
+  // reducer_buckets.cpp: layout and rebuild.
+  void build_buckets(const std::vector<size_t>& order, bool reverse);
+  void rebuild_buckets();
   std::string names_of(const std::vector<size_t>& indices) const;
+  // reducer_finalize.cpp: the end of an iteration (reducer_join.cpp: shadow_iteration).
+  void finalize_backward();
+  void write_back_gradients();
+  void wait_launched_quietly();
+  void end_iteration();
+  // reducer_stats.cpp: statistics, trace spans, logs.
+  void record_iteration(int64_t wait_start_ns, int64_t wait_end_ns);
   void log_iteration() const;
 
   TensorList params_;
@@ -132,26 +139,21 @@ class Reducer {
   std::vector<size_t> slot_of_;    // parameter -> position in its bucket
 
   // Per-iteration state.
-  bool armed_ = false;           // hooks active for the coming backward
-  bool finalize_queued_ = false;  // every bucket launched; finalize_backward queued
-  bool finalized_ = true;
-  bool expect_finalize_ = false;  // a backward started and must finish its reduction
+  Phase phase_ = Phase::Idle;
+  int64_t iteration_ = 0;
   std::vector<char> ready_;
   std::vector<char> used_;        // got a gradient locally this iteration
   Tensor used_global_;            // all-reduced used_ (find_unused_parameters)
   WorkPtr used_work_;
   size_t next_bucket_ = 0;
-  int64_t iteration_ = 0;
-  int64_t completed_iterations_ = 0;  // synchronised (or shadow) iterations finished
   int64_t first_ready_ns_ = 0, last_ready_ns_ = 0;
   double forward_ms_ = 0;
   IterationStats last_stats_;
 
-  // Bucket rebuild from the observed order.
+  // Bucket rebuild from the observed order, and static_graph's unused set (found once).
   std::vector<size_t> ready_order_;
   bool rebuilt_ = false;
-  bool static_unused_known_ = false;  // static_graph: unused set found once
-  std::vector<size_t> static_unused_;
+  std::optional<std::vector<size_t>> static_unused_;
 };
 
 }  // namespace gr::distributed

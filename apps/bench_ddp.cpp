@@ -26,8 +26,8 @@
 #include "common/reference_cnn.h"
 #include "common/resnet.h"
 #include "core/native/conv2d.h"
-#include "distributed/ddp.h"
-#include "distributed/init.h"
+#include "distributed/ddp/ddp.h"
+#include "distributed/backends/init.h"
 
 using namespace gr;
 using namespace gr::distributed;

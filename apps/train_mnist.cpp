@@ -18,9 +18,9 @@
 #include "data/dataloader.h"
 #include "data/distributed_sampler.h"
 #include "data/mnist.h"
-#include "distributed/ddp.h"
-#include "distributed/init.h"
-#include "distributed/sync_batch_norm.h"
+#include "distributed/ddp/ddp.h"
+#include "distributed/backends/init.h"
+#include "distributed/ddp/sync_batch_norm.h"
 #include "nn/snapshot.h"
 
 using namespace gr;

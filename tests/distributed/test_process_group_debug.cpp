@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "collective_checks.h"
-#include "distributed/init.h"
-#include "distributed/launcher.h"
-#include "distributed/process_group_debug.h"
+#include "distributed/backends/init.h"
+#include "distributed/launch/launcher.h"
+#include "distributed/backends/process_group_debug.h"
 #include "test_util.h"
 
 using namespace gr;

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <string>
 
-#include "distributed/init.h"
-#include "distributed/nccl/nccl_utils.h"
-#include "distributed/nccl/process_group_nccl.h"
+#include "distributed/backends/init.h"
+#include "distributed/backends/nccl/nccl_utils.h"
+#include "distributed/backends/nccl/process_group_nccl.h"
 #include "nccl_test_util.h"
 #include "test_util.h"
 

@@ -2,10 +2,7 @@
 // Gloo call per collective on the worker thread.
 #include "distributed/backends/process_group_gloo.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +19,7 @@
 #include "core/native/copy.h"
 #include "distributed/backends/flat_buffer.h"
 #include "distributed/backends/init.h"
+#include "distributed/store/net_util.h"
 #include "distributed/backends/reduce_kernels.h"
 
 namespace gr::distributed {
@@ -69,27 +67,6 @@ std::string interface_from_env() {
 }
 
 }  // namespace
-
-std::string local_address_for(const std::string& peer) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_DGRAM;
-  addrinfo* res = nullptr;
-  GR_CHECK(::getaddrinfo(peer.c_str(), "9", &hints, &res) == 0 && res, "gloo: cannot resolve host '", peer, "'");
-  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  std::string address = "127.0.0.1";
-  if (fd >= 0 && ::connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
-    sockaddr_in local{};
-    socklen_t len = sizeof local;
-    char text[INET_ADDRSTRLEN];
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
-        ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text))
-      address = text;
-  }
-  if (fd >= 0) ::close(fd);
-  ::freeaddrinfo(res);
-  return address;
-}
 
 ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, const GlooOptions& options)
     : QueuedProcessGroup(rank, size, options.threads) {

@@ -54,7 +54,4 @@ class ProcessGroupGloo : public QueuedProcessGroup {
   std::shared_ptr<gloo::Context> context_;
 };
 
-// The address this host uses to reach `peer` (the source address of a UDP "connection").
-std::string local_address_for(const std::string& peer);
-
 }  // namespace gr::distributed

@@ -10,7 +10,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "distributed/store/net_util.h"
+#include "distributed/store/socket.h"
 #include "distributed/store/store.h"
 
 namespace gr::distributed {

@@ -22,11 +22,6 @@ namespace gr::distributed {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-void Socket::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
 static std::string address_text(const sockaddr* sa) {
   char buf[INET6_ADDRSTRLEN] = {};
   if (sa->sa_family == AF_INET) {
@@ -221,6 +216,27 @@ Socket connect_tcp(const std::string& host, int port, milliseconds timeout, cons
   auto waited = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
   GR_ERROR(who, " could not connect to ", host_port(host, port), " within ", format_duration(waited), " (last error: ", error,
            "); is the server running, and are the address and port right?");
+}
+
+std::string local_address_for(const std::string& peer) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* res = nullptr;
+  GR_CHECK(::getaddrinfo(peer.c_str(), "9", &hints, &res) == 0 && res, "cannot resolve host '", peer, "'");
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  std::string address = "127.0.0.1";
+  if (fd >= 0 && ::connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
+    sockaddr_in local{};
+    socklen_t len = sizeof local;
+    char text[INET_ADDRSTRLEN];
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+        ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text))
+      address = text;
+  }
+  if (fd >= 0) ::close(fd);
+  ::freeaddrinfo(res);
+  return address;
 }
 
 }  // namespace gr::distributed

@@ -1,6 +1,7 @@
 // TCP helpers for the stores and socket backends: an owning Socket, host name resolution
 // (IPv4 first, IPv6 too), a dual-stack listener, connect with retries until a deadline, and
-// find_free_port(). Every failure throws gr::Error naming the host:port involved.
+// find_free_port(), and the local address that reaches a peer. Every failure throws
+// gr::Error naming the host:port involved.
 #pragma once
 
 #include <sys/socket.h>
@@ -9,34 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "distributed/store/socket.h"
+
 namespace gr::distributed {
-
-// Owns a file descriptor and closes it on destruction (move-only).
-class Socket {
- public:
-  Socket() = default;
-  explicit Socket(int fd) : fd_(fd) {}
-  ~Socket() { reset(); }
-  Socket(Socket&& other) noexcept : fd_(other.release()) {}
-  Socket& operator=(Socket&& other) noexcept {
-    if (this != &other) reset(other.release());
-    return *this;
-  }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-
-  int fd() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
 
 struct SocketAddress {
   sockaddr_storage storage{};
@@ -67,6 +43,10 @@ int find_free_port();
 // socket is blocking, close-on-exec, with TCP_NODELAY. On failure throws
 // "<who> could not connect to host:port within 30 s (last error: ...)".
 Socket connect_tcp(const std::string& host, int port, std::chrono::milliseconds timeout, const std::string& who);
+
+// The address this host uses to reach `peer` (the source address of a UDP "connection");
+// 127.0.0.1 when there is no route.
+std::string local_address_for(const std::string& peer);
 
 void set_nonblocking(int fd, bool on);
 void set_nodelay(int fd);

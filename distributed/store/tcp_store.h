@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "distributed/store/net_util.h"
+#include "distributed/store/socket.h"
 #include "distributed/store/store.h"
 
 namespace gr::distributed {

@@ -169,7 +169,10 @@ int run(const Options& o, Job& job) {
     start_epoch = s.epoch;
     start_batch = s.step_in_epoch;
     steps = s.global_step;
-    if (start_batch >= loader.size()) start_epoch += 1, start_batch = 0;
+    if (start_batch >= loader.size()) {
+      start_epoch += 1;
+      start_batch = 0;
+    }
     if (job.leader() && !o.json)
       std::printf("resuming from %s: epoch %lld, batch %lld, step %lld\n", o.snapshot.c_str(),
                   static_cast<long long>(start_epoch + 1), static_cast<long long>(start_batch), static_cast<long long>(steps));

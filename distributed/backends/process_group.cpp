@@ -194,8 +194,8 @@ CallInfo ProcessGroup::point_to_point(OpType type, const Tensor& t, int peer, in
   call.type = type;
   call.tensor = t;
   call.tensors = 1;
-  call.description = describe(op_type_name(type), t, detail::str_cat(send ? "to rank " : "from rank ", peer, ", tag ", tag),
-                              nullptr);
+  const std::string peer_and_tag = detail::str_cat(send ? "to rank " : "from rank ", peer, ", tag ", tag);
+  call.description = describe(op_type_name(type), t, peer_and_tag, nullptr);
   return call;
 }
 

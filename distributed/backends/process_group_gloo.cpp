@@ -124,19 +124,21 @@ std::string ProcessGroupGloo::explain_failure(const std::string& message) const 
   return {};
 }
 
+void ProcessGroupGloo::run_allreduce(const Tensor& t, ReduceOp op, uint32_t tag) {
+  if (size_ == 1) return;
+  gloo::AllreduceOptions o(context_);
+  with_element_type(t.element_size(), [&](auto e) {
+    o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
+  });
+  o.setReduceFunction(reduce_fn(op, t.scalar_type()));
+  o.setTag(tag);
+  o.setTimeout(timeout_);
+  gloo::allreduce(o);
+}
+
 WorkPtr ProcessGroupGloo::do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(call.description, {t}, [this, tag = tag_of(call), t, op] {
-    if (size_ == 1) return;
-    gloo::AllreduceOptions o(context_);
-    with_element_type(t.element_size(), [&](auto e) {
-      o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
-    });
-    o.setReduceFunction(reduce_fn(op, t.scalar_type()));
-    o.setTag(tag);
-    o.setTimeout(timeout_);
-    gloo::allreduce(o);
-  });
+  return enqueue(call.description, {t}, [this, tag = tag_of(call), t, op] { run_allreduce(t, op, tag); });
 }
 
 WorkPtr ProcessGroupGloo::do_broadcast(Tensor& tensor, int root, const CallInfo& call) {
@@ -181,17 +183,7 @@ WorkPtr ProcessGroupGloo::do_reduce_scatter(Tensor& output, const std::vector<Te
   std::vector<Tensor> ins = inputs;
   return enqueue(call.description, {out}, [this, tag = tag_of(call), out, ins, op] {
     const FlatBuffer all = FlatBuffer::of(ins);
-    const Tensor& flat = all.flat();
-    if (size_ > 1) {
-      gloo::AllreduceOptions o(context_);
-      with_element_type(out.element_size(), [&](auto e) {
-        o.setOutput(static_cast<decltype(e)*>(flat.data_ptr()), static_cast<size_t>(flat.numel()));
-      });
-      o.setReduceFunction(reduce_fn(op, out.scalar_type()));
-      o.setTag(tag);
-      o.setTimeout(timeout_);
-      gloo::allreduce(o);
-    }
+    run_allreduce(all.flat(), op, tag);
     native::copy_(out, all.views()[rank_]);
   });
 }

@@ -48,6 +48,8 @@ class ProcessGroupGloo : public QueuedProcessGroup {
   // A collective's Gloo tag is its sequence number: its place in the issue order, the same
   // on every rank, whichever worker thread runs it.
   static uint32_t tag_of(const CallInfo& call) { return static_cast<uint32_t>(call.sequence); }
+  // Gloo's all-reduce of `t` in place, on the calling (worker) thread.
+  void run_allreduce(const Tensor& t, ReduceOp op, uint32_t tag);
   std::string explain_failure(const std::string& backend_message) const override;
   void record_peer_addresses(Store& store);
   std::vector<std::pair<std::string, int>> peer_addresses_;  // Gloo's text for each peer's address, rank

@@ -113,7 +113,8 @@ std::string describe_call(const ProcessGroupShm::Call& c) {
   std::ostringstream out;
   out << "#" << c.sequence << " " << op_type_name(static_cast<OpType>(c.kind));
   if (c.op >= 0) out << " (" << reduce_op_name(static_cast<ReduceOp>(c.op)) << ")";
-  if (c.kind != static_cast<int32_t>(OpType::Barrier)) out << " " << dtype_name(static_cast<ScalarType>(c.dtype)) << " of " << c.bytes << " bytes";
+  if (c.kind != static_cast<int32_t>(OpType::Barrier))
+    out << " " << dtype_name(static_cast<ScalarType>(c.dtype)) << " of " << c.bytes << " bytes";
   if (c.root >= 0) out << " root " << c.root;
   return out.str();
 }
@@ -307,7 +308,10 @@ uint64_t ProcessGroupShm::exchange(const Call& issued, const void* mine, size_t 
   await(
       [&] {
         for (int r = 0; r < size_; ++r)
-          if (acquire_load(layout_->state(r).arrived) < k) return behind = r, false;
+          if (acquire_load(layout_->state(r).arrived) < k) {
+            behind = r;
+            return false;
+          }
         return true;
       },
       [&] { return "rank " + std::to_string(behind) + " to reach " + describe_call(c); });

@@ -97,7 +97,10 @@ DistributedDataParallelBase::DistributedDataParallelBase(std::shared_ptr<Module>
   TensorList params;
   std::vector<std::string> names;
   for (const auto& [name, p] : module_->named_parameters())
-    if (p.requires_grad()) params.push_back(p), names.push_back(name);
+    if (p.requires_grad()) {
+      params.push_back(p);
+      names.push_back(name);
+    }
   distributed::ReducerOptions ro;
   ro.bucket_bytes = static_cast<int64_t>(options_.bucket_cap_mb() * (1 << 20));
   ro.first_bucket_bytes = static_cast<int64_t>(options_.first_bucket_cap_mb() * (1 << 20));

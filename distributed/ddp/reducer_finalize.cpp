@@ -14,7 +14,8 @@ void Reducer::finalize_backward() {
     profiler::ScopedEvent span("DDP wait", "ddp");
     for (size_t k = 0; k < buckets_.size(); ++k)
       wait_for(buckets_[k].work, *group_, "DistributedDataParallel", "the all-reduce of bucket " + std::to_string(k));
-    if (used_work_) wait_for(used_work_, *group_, "DistributedDataParallel", "the all-reduce of the used-parameter map");
+    if (used_work_)
+      wait_for(used_work_, *group_, "DistributedDataParallel", "the all-reduce of the used-parameter map");
   }
   const int64_t wait_end = profiler::now_ns();
   write_back_gradients();

@@ -258,7 +258,8 @@ WorkPtr ProcessGroupMPI::do_reduce_scatter(Tensor& output, const std::vector<Ten
   return enqueue(call.description, {out}, [this, out, ins, op] {
     const FlatBuffer all = FlatBuffer::of(ins);
     MPI_Request req;
-    GR_MPI_CHECK(MPI_Ireduce_scatter_block(all.flat().data_ptr(), out.data_ptr(), count_of(out), mpi_type(out.scalar_type()),
+    GR_MPI_CHECK(MPI_Ireduce_scatter_block(all.flat().data_ptr(), out.data_ptr(), count_of(out),
+                                           mpi_type(out.scalar_type()),
                                            mpi_op(op, out.scalar_type()), comm_, &req));
     complete(req, timeout_, "reduce_scatter");
   });

@@ -238,7 +238,8 @@ WorkPtr ProcessGroupNCCL::do_reduce_scatter(Tensor& output, const std::vector<Te
     const ncclDataType_t type = nccl::to_nccl(out.scalar_type());
     if (out.numel() == 0) return;
     if (back_to_back(ins)) {
-      GR_NCCL_CALL(*comm_, ncclReduceScatter(ins[0].data_ptr(), out.data_ptr(), count_of(out), type, red, comm_->get(), s));
+      GR_NCCL_CALL(*comm_,
+                   ncclReduceScatter(ins[0].data_ptr(), out.data_ptr(), count_of(out), type, red, comm_->get(), s));
       return;
     }
     const size_t bytes = out.nbytes();

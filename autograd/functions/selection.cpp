@@ -1,4 +1,4 @@
-// maximum and minimum with backward; comparisons (not differentiable). where is in where.cpp.
+// where, maximum and minimum with backward; comparisons (not differentiable).
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/native/elementwise.h"
@@ -8,6 +8,24 @@ namespace gr {
 
 using autograd::record;
 using autograd::SavedTensor;
+
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  Tensor out = native::where(condition, a, b);
+  if (autograd::needs_grad(a, b)) {
+    record("WhereBackward", {a, b}, {out},
+           [c = condition.detach(), sa = a.sizes().vec(), sb = b.sizes().vec()](const TensorList& g,
+                                                                             const std::vector<bool>& needs) {
+             Tensor zero = native::wrapped_scalar(g[0], 0);
+             return TensorList{needs[0] ? native::sum_to(native::where(c, g[0], zero), sa) : Tensor(),
+                               needs[1] ? native::sum_to(native::where(c, zero, g[0]), sb) : Tensor()};
+           });
+  }
+  return out;
+}
+
+Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b) {
+  return where(condition, a, native::wrapped_scalar(a, b));
+}
 
 namespace {
 // maximum/minimum: the gradient goes to the chosen input; ties split it in half (as torch).

@@ -1,8 +1,6 @@
-// where in all of libtorch's overloads (tensor/scalar operands, and where(condition) as one
-// index tensor per dim), nonzero and argwhere. The backward routes the gradient through where
-// itself, so it is differentiable again.
-#include "autograd/function.h"
-#include "autograd/functions/grad_reduce.h"
+// where's other overloads (a number first, two numbers, and where(condition) as one index
+// tensor per dim; where(condition, tensor, tensor|number) is in selection.cpp), nonzero and
+// argwhere.
 #include "autograd/ops.h"
 #include "core/factory.h"
 #include "core/native/elementwise.h"
@@ -10,24 +8,6 @@
 
 namespace gr {
 
-using autograd::record;
-
-Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
-  Tensor out = native::where(condition, a, b);
-  if (autograd::needs_grad(a, b)) {
-    record("WhereBackward", {a, b}, {out},
-           [c = condition.detach(), sa = a.sizes().vec(), sb = b.sizes().vec()](const TensorList& g,
-                                                                             const std::vector<bool>& needs) {
-             return TensorList{needs[0] ? autograd::reduce_grad_to(where(c, g[0], 0), sa) : Tensor(),
-                               needs[1] ? autograd::reduce_grad_to(where(c, 0, g[0]), sb) : Tensor()};
-           });
-  }
-  return out;
-}
-
-Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b) {
-  return where(condition, a, native::wrapped_scalar(a, b));
-}
 Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b) {
   return where(condition, native::wrapped_scalar(b, a), b);
 }

@@ -14,6 +14,25 @@ namespace {
 
 namespace F = gr::functors;
 
+// Whether every index of a run is in [0, size): one vectorisable pass, so that the copy after
+// it needs no branch (an invalid index is then found, and reported, by the checked loop).
+template <class I>
+bool all_valid(const I* ix, int64_t n, const IndexAxis& axis) {
+  uint64_t largest = 0;  // negative indices are huge as unsigned
+  for (int64_t j = 0; j < n; ++j) largest = std::max(largest, static_cast<uint64_t>(ix[j]));
+  return n == 0 || largest < static_cast<uint64_t>(axis.size);
+}
+
+// o[j] = row[ix[j] * stride] for indices already checked: no branch in the loop.
+template <class T, class I>
+void gather_row(T* o, const T* row, const I* ix, int64_t n, int64_t stride) {
+  if (stride == 1) {
+    for (int64_t j = 0; j < n; ++j) o[j] = row[ix[j]];
+  } else {
+    for (int64_t j = 0; j < n; ++j) o[j] = row[ix[j] * stride];
+  }
+}
+
 template <class T, class I>
 void gather_kernel(const StridedLoop& L, IndexAxis axis) {
   const int64_t step = axis.stride * static_cast<int64_t>(sizeof(T));
@@ -34,6 +53,10 @@ void gather_kernel(const StridedLoop& L, IndexAxis axis) {
     if (s[0] == kT && s[2] == static_cast<int64_t>(sizeof(I))) {  // contiguous output and indices
       T* o = reinterpret_cast<T*>(out);
       const I* ix = reinterpret_cast<const I*>(idx);
+      if (s[1] == 0 && !axis.wrap && all_valid(ix, n, axis)) {  // one source row, indices checked
+        gather_row(o, reinterpret_cast<const T*>(src), ix, n, axis.stride);
+        return;
+      }
       for (int64_t j = 0; j < n; ++j) o[j] = *reinterpret_cast<const T*>(src + j * s[1] + check_index(ix[j], axis) * step);
       return;
     }

@@ -103,6 +103,14 @@ void scatter_kernel(const ScatterLoop& S, IndexAxis axis, const Op& op) {
       }
       return;
     }
+    if (n == 1) {  // one step of the scattered dim: a plain loop over the run
+      for (int64_t i = 0; i < m; ++i) {
+        const int64_t k = check_index(*reinterpret_cast<const I*>(p[2] + i * s[2]), axis);
+        T* d = reinterpret_cast<T*>(p[0] + i * s[0] + k * step);
+        *d = op(*d, *reinterpret_cast<const T*>(p[1] + i * s[1]));
+      }
+      return;
+    }
     const bool src_moves = d1 != 0 || s[1] != 0;
     const bool dim_inner = n > 1 && (src_moves ? std::abs(d1) < std::abs(s[1]) : std::abs(d2) < std::abs(s[2]));
     if (dim_inner) {

@@ -130,7 +130,7 @@ std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
 // indexing "ij" (matrix, the default) or "xy" (Cartesian: the first two outputs' dims swap).
 std::vector<Tensor> meshgrid(const TensorList& tensors);
 std::vector<Tensor> meshgrid(const TensorList& tensors, std::string_view indexing);
-// Copies in another arrangement (autograd/functions/rearrange.cpp, triangular.cpp, repeat.cpp).
+// Copies in another arrangement (autograd/functions/rearrange.cpp, triangular.cpp; diag in shape_views.cpp).
 Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> output_size = std::nullopt);
 Tensor repeat_interleave(const Tensor& self, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
                          std::optional<int64_t> output_size = std::nullopt);

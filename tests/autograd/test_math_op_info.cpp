@@ -1,6 +1,8 @@
 // OpInfo entries of the math family (gradchecked in float64 by test_op_info.cpp): inputs are
 // drawn away from poles and kinks (asin/acos/erfinv in (-1, 1), logs of positive values,
 // divisors away from 0, clamp bounds away from the data); in-place forms run on non-leaves.
+#include <set>
+
 #include "op_info.h"
 
 namespace gr::testing {
@@ -152,3 +154,29 @@ GR_OP_INFOS(add_inplace_math_op_infos) {
 }
 
 }  // namespace gr::testing
+
+// Note [Double backward]: a backward written with gr:: ops records history when grad mode is
+// on, so its result depends differentiably on the incoming gradient. Checked here for this
+// family's entries by running each node's backward directly (the engine's create_graph and
+// gradgradcheck come with the autograd family). The piecewise-constant ops return constant
+// zeros, as torch's do.
+TEST_CASE("the math family's backwards are differentiable in the incoming gradient") {
+  using gr::Tensor;
+  using gr::TensorList;
+  std::vector<gr::testing::OpInfo> ops;
+  gr::testing::add_unary_math_op_infos(ops);
+  gr::testing::add_binary_math_op_infos(ops);
+  gr::testing::add_clamp_op_infos(ops);
+  gr::testing::add_inplace_math_op_infos(ops);
+  const std::set<std::string> constant = {"sign", "floor", "ceil", "round", "trunc", "Tensor::floor_", "Tensor::round_"};
+  for (const auto& op : ops) {
+    INFO("op ", op.name);
+    CHECK(op.double_backward);
+    Tensor y = op.fn(op.inputs());
+    REQUIRE(y.grad_fn());
+    Tensor g = gr::ones_like(y).requires_grad_(true);
+    TensorList grads = y.grad_fn()->apply({g});
+    for (const Tensor& gi : grads)
+      if (gi.defined()) CHECK(gi.requires_grad() == !constant.contains(op.name));
+  }
+}

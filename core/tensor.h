@@ -292,6 +292,10 @@ class Tensor {
   Tensor logical_or(const Tensor& other) const;
   Tensor logical_xor(const Tensor& other) const;
   Tensor logical_not() const;
+  Tensor& logical_and_(const Tensor& other) const;  // 0 or 1 in self's dtype
+  Tensor& logical_or_(const Tensor& other) const;
+  Tensor& logical_xor_(const Tensor& other) const;
+  Tensor& logical_not_() const;
   Tensor bitwise_and(const Tensor& other) const;
   Tensor bitwise_and(const Scalar& other) const;
   Tensor bitwise_or(const Tensor& other) const;

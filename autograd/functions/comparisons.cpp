@@ -1,6 +1,8 @@
 // Comparisons with numbers, logical, bitwise and classification ops, isclose, allclose and
 // equal: not differentiable (bool or integer results), so no history is recorded.
+#include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "core/native/copy.h"
 #include "core/native/elementwise.h"
 #include "core/native/elementwise_math.h"
 #include "core/native/reduce.h"
@@ -17,9 +19,22 @@ GR_DEFINE_SCALAR_COMPARISON(ge)
 GR_DEFINE_SCALAR_COMPARISON(le)
 #undef GR_DEFINE_SCALAR_COMPARISON
 
+namespace {
+// In place, a logical op writes 0 or 1 in self's dtype; it has no gradient to record.
+Tensor& write_logical(const char* op, const Tensor& self, const Tensor& result) {
+  GR_CHECK(!GradMode::is_enabled() || !self.requires_grad(), op,
+           ": the result is not differentiable, so it can't be written in place into a tensor that requires grad");
+  GR_CHECK(result.sizes() == self.sizes(), op, ": output with shape ", self.sizes(),
+           " doesn't match the broadcast shape ", result.sizes());
+  native::copy_(self, result);
+  return const_cast<Tensor&>(self);
+}
+}  // namespace
+
 #define GR_DEFINE_LOGICAL(name)                                                                       \
   Tensor name(const Tensor& self, const Tensor& other) { return native::name(self, other); }         \
-  Tensor Tensor::name(const Tensor& other) const { return native::name(*this, other); }
+  Tensor Tensor::name(const Tensor& other) const { return native::name(*this, other); }              \
+  Tensor& Tensor::name##_(const Tensor& other) const { return write_logical(#name "_", *this, native::name(*this, other)); }
 GR_DEFINE_LOGICAL(logical_and)
 GR_DEFINE_LOGICAL(logical_or)
 GR_DEFINE_LOGICAL(logical_xor)
@@ -53,6 +68,8 @@ GR_DEFINE_PREDICATE(isnan)
 GR_DEFINE_PREDICATE(isinf)
 GR_DEFINE_PREDICATE(isfinite)
 #undef GR_DEFINE_PREDICATE
+
+Tensor& Tensor::logical_not_() const { return write_logical("logical_not_", *this, native::logical_not(*this)); }
 
 Tensor& Tensor::bitwise_not_() const {
   native::bitwise_not_(*this);

@@ -149,6 +149,14 @@ TEST_CASE("comparison operators take a tensor or a number on either side and giv
   check_values(x.logical_xor(x), {0, 0, 0, 0});
   check_values(logical_not(tensor({0.0, -0.0, NAN, 2.0})), {1, 1, 0, 0});
   check_values(x.isnan(), {0, 0, 0, 1});
+  // In place, logical ops write 0 or 1 in self's dtype.
+  Tensor l = tensor({2.0, 0.0, -1.0}, kFloat32);
+  CHECK(l.clone().logical_and_(tensor({1, 1, 0})).equal(tensor({1.0, 0.0, 0.0}, kFloat32)));
+  CHECK(l.clone().logical_or_(zeros({1})).equal(tensor({1.0, 0.0, 1.0}, kFloat32)));
+  CHECK(l.clone().logical_xor_(l).equal(zeros({3})));
+  CHECK(l.clone().logical_not_().equal(tensor({0.0, 1.0, 0.0}, kFloat32)));
+  CHECK(error_of([&] { zeros({3}).logical_and_(ones({2, 3})); }).find("logical_and_: output with shape [3]") !=
+        std::string::npos);
   check_values(isinf(tensor({INFINITY, -INFINITY, 1.0})), {1, 1, 0});
   check_values(tensor({INFINITY, NAN, 1.0}).isfinite(), {0, 0, 1});
 }

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <string_view>
 
 #include "core/device.h"
 #include "core/error.h"
@@ -76,10 +77,24 @@ class DispatchStub<R (*)(Args...)> {
   std::array<Fn, kNumDeviceTypes> table_{};
 };
 
+namespace detail {
+// Remembers that `stub` has a kernel for `device` (kernel_registered).
+void note_kernel(const char* stub, DeviceType device);
+}  // namespace detail
+
+// Whether the stub named `stub` has a kernel registered for `device` in this build: what
+// docs/ops.md's CUDA column is computed from (tests/autograd/test_ops_table.cpp).
+bool kernel_registered(std::string_view stub, DeviceType device);
+// Whether any kernel is registered for `device` (false for CUDA in a build without it).
+bool any_kernel_registered(DeviceType device);
+
 // Registers `fn` for `device` at static-initialisation time, next to the kernel's code.
 template <class Stub, class Fn>
 struct KernelRegistrar {
-  KernelRegistrar(Stub& stub, DeviceType device, Fn fn) { stub.set(device, fn); }
+  KernelRegistrar(Stub& stub, DeviceType device, Fn fn) {
+    stub.set(device, fn);
+    detail::note_kernel(stub.name(), device);
+  }
 };
 
 }  // namespace gr

@@ -1,7 +1,8 @@
 // OpInfo: the registry of differentiable ops the tests check uniformly. Each op family
 // registers its entries in its own test file (GR_OP_INFOS); test_op_info.cpp runs a float64
-// gradcheck on every entry (and a gradgradcheck where double_backward is set), so adding an
-// op never edits a central list. Several entries may share a name (shapes, overloads).
+// gradcheck on every differentiable entry (and a gradgradcheck where double_backward is set),
+// and test_ops_table.cpp generates docs/ops.md from the registry, so adding an op never edits
+// a central list. Several entries may share a name (shapes, overloads).
 #pragma once
 
 #include <functional>
@@ -18,6 +19,7 @@ struct OpInfo {
   std::function<Tensor(const TensorList&)> fn;    // integer arguments and index tensors live in the closure
   bool double_backward = true;                    // the backward is differentiable (Note [Double backward])
   autograd::GradcheckOptions tol = {};
+  bool differentiable = true;                     // false: listed in docs/ops.md, never gradchecked
 };
 
 std::vector<OpInfo>& op_infos();

@@ -15,6 +15,7 @@ using gr::testing::op_infos;
 
 TEST_CASE("OpInfo: every registered op passes a float64 gradcheck") {
   for (const auto& op : op_infos()) {
+    if (!op.differentiable) continue;
     INFO("op ", op.name);
     CHECK(autograd::gradcheck(op.fn, op.inputs(), op.tol));
   }

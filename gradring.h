@@ -1,6 +1,7 @@
 // The one header a gradring program includes: tensors, autograd, every op and nn.
 #pragma once
 
+#include "autograd/anomaly_mode.h"
 #include "autograd/engine.h"
 #include "autograd/function.h"
 #include "autograd/grad_mode.h"

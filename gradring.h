@@ -2,6 +2,7 @@
 #pragma once
 
 #include "autograd/anomaly_mode.h"
+#include "autograd/custom_function.h"
 #include "autograd/engine.h"
 #include "autograd/function.h"
 #include "autograd/grad_mode.h"
@@ -14,6 +15,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/generator.h"
+#include "core/ivalue.h"
 #include "core/parallel.h"
 #include "core/profiler.h"
 #include "core/tensor.h"

@@ -7,6 +7,7 @@
 #include "core/generator.h"
 #include "core/reduction.h"
 #include "core/tensor.h"
+#include "core/tensor_indexing.h"
 
 namespace gr {
 
@@ -106,6 +107,80 @@ Tensor dropout(const Tensor& input, double p = 0.5, bool train = true, Generator
 // ---- reductions and linear algebra (breadth) ----
 
 // ---- shape and indexing (breadth) ----
+// Views and splits into views (autograd/functions/shape_views.cpp, splits.cpp).
+Tensor broadcast_to(const Tensor& self, IntArrayRef size);
+std::vector<Tensor> broadcast_tensors(const TensorList& tensors);
+Tensor squeeze(const Tensor& self);
+Tensor squeeze(const Tensor& self, int64_t dim);
+Tensor squeeze(const Tensor& self, IntArrayRef dims);
+Tensor unsqueeze(const Tensor& self, int64_t dim);
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes);
+Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination);
+Tensor movedim(const Tensor& self, int64_t source, int64_t destination);
+Tensor moveaxis(const Tensor& self, IntArrayRef source, IntArrayRef destination);
+Tensor moveaxis(const Tensor& self, int64_t source, int64_t destination);
+Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
+std::vector<Tensor> tensor_split(const Tensor& self, int64_t sections, int64_t dim = 0);
+std::vector<Tensor> tensor_split(const Tensor& self, IntArrayRef indices, int64_t dim = 0);
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
+// indexing "ij" (matrix, the default) or "xy" (Cartesian: the first two outputs' dims swap).
+std::vector<Tensor> meshgrid(const TensorList& tensors);
+std::vector<Tensor> meshgrid(const TensorList& tensors, std::string_view indexing);
+// Copies in another arrangement (autograd/functions/rearrange.cpp, triangular.cpp; diag in shape_views.cpp).
+Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> output_size = std::nullopt);
+Tensor repeat_interleave(const Tensor& self, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
+                         std::optional<int64_t> output_size = std::nullopt);
+Tensor repeat_interleave(const Tensor& self, int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                         std::optional<int64_t> output_size = std::nullopt);
+Tensor flip(const Tensor& self, IntArrayRef dims);
+Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims = {});
+Tensor tril(const Tensor& self, int64_t diagonal = 0);
+Tensor triu(const Tensor& self, int64_t diagonal = 0);
+Tensor diag(const Tensor& self, int64_t diagonal = 0);
+Tensor narrow_copy(const Tensor& self, int64_t dim, int64_t start, int64_t length);
+// Indexing along a dim (gather_scatter.cpp, index_select.cpp); index tensors are int64.
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad = false);
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
+// reduce: "add" or "multiply".
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce);
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce);
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source);
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value);
+// Masks and selection (masked.cpp, where.cpp).
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value);
+Tensor masked_select(const Tensor& self, const Tensor& mask);
+Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source);
+Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other);
+Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other);
+std::vector<Tensor> where(const Tensor& condition);  // nonzero(condition) as one index tensor per dim
+Tensor nonzero(const Tensor& self);                  // [number of nonzeros, dim] int64
+Tensor argwhere(const Tensor& self);
+// Sorting (sort.cpp): NaN sorts as the largest value, as torch.
+std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1, bool descending = false);
+std::tuple<Tensor, Tensor> sort(const Tensor& self, std::optional<bool> stable, int64_t dim = -1,
+                                bool descending = false);
+Tensor argsort(const Tensor& self, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& self, bool stable, int64_t dim = -1, bool descending = false);
+std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1, bool largest = true,
+                                bool sorted = true);
+// int64 classes -> int64 [..., num_classes]; -1 infers max + 1.
+Tensor one_hot(const Tensor& self, int64_t num_classes = -1);
+// Advanced indexing (advanced_index.cpp): one entry per dim of self, nullopt taking the whole dim.
+Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices);
+Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                 bool accumulate = false);
+const Tensor& index_put_(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                         bool accumulate = false);
 
 // ---- creation, conversion, random and dtypes (breadth) ----
 

@@ -4,10 +4,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -23,6 +26,9 @@ namespace gr {
 
 namespace autograd {
 class Node;
+}
+namespace indexing {
+struct TensorIndex;  // core/tensor_indexing.h
 }
 class Tensor;
 struct TensorImpl;
@@ -204,6 +210,88 @@ class Tensor {
   // ---- reductions and linear algebra (breadth) ----
 
   // ---- shape and indexing (breadth) ----
+  // Views (share storage, as libtorch's do) and splits into views.
+  Tensor view_as(const Tensor& other) const;
+  Tensor reshape_as(const Tensor& other) const;
+  Tensor broadcast_to(IntArrayRef size) const;
+  Tensor squeeze(IntArrayRef dims) const;
+  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
+  Tensor movedim(int64_t source, int64_t destination) const;
+  Tensor moveaxis(IntArrayRef source, IntArrayRef destination) const;
+  Tensor moveaxis(int64_t source, int64_t destination) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> tensor_split(int64_t sections, int64_t dim = 0) const;
+  std::vector<Tensor> tensor_split(IntArrayRef indices, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  // Copies in another arrangement.
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  const Tensor& tril_(int64_t diagonal = 0) const;
+  const Tensor& triu_(int64_t diagonal = 0) const;
+  Tensor diag(int64_t diagonal = 0) const;
+  Tensor narrow_copy(int64_t dim, int64_t start, int64_t length) const;
+  // Indexing along a dim, masks, selection and sorting.
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index, bool sparse_grad = false) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
+  const Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  const Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value) const;
+  const Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
+  const Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  const Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  const Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+  const Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Tensor& value) const;
+  const Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const;
+  const Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  const Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
+  const Tensor& masked_fill_(const Tensor& mask, const Tensor& value) const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
+  const Tensor& masked_scatter_(const Tensor& mask, const Tensor& source) const;
+  Tensor where(const Tensor& condition, const Tensor& other) const;  // condition ? *this : other
+  Tensor where(const Tensor& condition, const Scalar& other) const;
+  Tensor nonzero() const;
+  Tensor argwhere() const;
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;  // values, indices
+  std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(bool stable, int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  // Python-style indexing with gr::indexing::TensorIndex (core/tensor_indexing.h), as libtorch:
+  // x.index({Slice(None, 2), "...", mask}); basic indices make views, tensors index (NumPy rules).
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  Tensor index(const std::vector<std::optional<Tensor>>& indices) const;  // one entry per dim (nullopt: all)
+  const Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& rhs) const;
+  const Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& v) const;
+  const Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& rhs) const;
+  const Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& v) const;
+  const Tensor& index_put_(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                           bool accumulate = false) const;
+  Tensor index_put(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate = false) const;
 
   // ---- creation, conversion, random and dtypes (breadth) ----
 

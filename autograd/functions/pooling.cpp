@@ -1,15 +1,15 @@
-// max_pool2d (with indices; once-differentiable), avg_pool2d and adaptive_avg_pool2d
-// (differentiable to any order, Note [Linear pooling]) with backward.
+// max_pool2d (with indices), avg_pool2d and adaptive_avg_pool2d with backward; fused
+// kernels on first-order passes, differentiable ops under create_graph (Note [Linear pooling]).
 #include <functional>
 #include <memory>
 
 #include "autograd/function.h"
 #include "autograd/ops.h"
+#include "core/factory.h"
 #include "core/native/pooling.h"
 
 namespace gr {
 
-using autograd::record_once_differentiable;
 using autograd::SavedTensor;
 
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
@@ -18,10 +18,20 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArray
       native::pool2d_geometry("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode);
   auto [out, indices] = native::max_pool2d_with_indices(input, g);
   if (autograd::needs_grad(input)) {
-    record_once_differentiable("MaxPool2DWithIndicesBackward", {input}, {out},
-           [si = SavedTensor(indices), sizes = input.sizes().vec(), g](const TensorList& grads, const std::vector<bool>&) {
-             return TensorList{native::max_pool2d_backward(grads[0], si.unpack(), sizes, g)};
-           });
+    autograd::record("MaxPool2DWithIndicesBackward", {input}, {out},
+                     [si = SavedTensor(indices), sizes = input.sizes().vec(), g](const TensorList& grads,
+                                                                                 const std::vector<bool>&) {
+                       if (!autograd::needs_grad(grads[0]))
+                         return TensorList{native::max_pool2d_backward(grads[0], si.unpack(), sizes, g)};
+                       // Under create_graph: the same scatter of the gradient to each window's
+                       // argmax (flat h * W + w per plane), as a differentiable scatter_add
+                       // whose own backward gathers.
+                       Tensor idx = si.unpack().flatten(-2);
+                       std::vector<int64_t> flat(sizes.begin(), sizes.end() - 1);
+                       flat.back() = sizes[sizes.size() - 2] * sizes.back();
+                       Tensor zero = zeros(flat, grads[0].options());
+                       return TensorList{scatter_add(zero, -1, idx, grads[0].flatten(-2)).view(sizes)};
+                     });
   }
   return {out, indices};
 }

@@ -83,6 +83,20 @@ TEST_CASE("gradient penalty of a small conv net matches finite differences") {
   CHECK(autograd::gradcheck(penalty, params));
 }
 
+TEST_CASE("gradient penalty through pooling, batch_norm and relu matches finite differences") {
+  Tensor x = op_input({3, 2, 6, 6}, 14);
+  auto penalty = [x](const TensorList& p) {
+    AutoGradMode grad_mode(true);
+    Tensor h = relu(max_pool2d(conv2d(x, p[0], {}, 1, 1), 2));
+    h = batch_norm(h, p[1], {}, {}, {}, /*training=*/true);
+    Tensor score = linear(adaptive_avg_pool2d(avg_pool2d(h, 2, 1), {1, 1}).flatten(1), p[2]).sum();
+    Tensor gx = autograd::grad({score}, {x}, {}, std::nullopt, true)[0];
+    return (gx * gx).sum();
+  };
+  TensorList params = {op_input({3, 2, 3, 3}, 15), op_input({3}, 16), op_input({1, 3}, 17)};
+  CHECK(autograd::gradcheck(penalty, params));
+}
+
 TEST_CASE("a Hessian-vector product matches finite differences of the gradient") {
   Tensor w1 = op_input({3, 4}, 20), x = op_input({5, 4}, 21), t = op_input({5, 3}, 22);
   auto loss = [&](const Tensor& w) { return mse_loss(softmax(matmul(x, w.t()), 1), t.detach()) + (w * w).sum() * 0.1; };
@@ -98,19 +112,31 @@ TEST_CASE("a Hessian-vector product matches finite differences of the gradient")
 }
 
 TEST_CASE("a once-differentiable backward fails when a second backward reaches it") {
-  Tensor x = op_input({1, 1, 4, 4}, 30);
-  Tensor y = max_pool2d(x * 1.0, 2).sum();
+  // x^2 whose backward stands for a fused kernel: registered once-differentiable.
+  auto square = [](const Tensor& x) {
+    Tensor out = x.detach() * x.detach();
+    if (autograd::needs_grad(x))
+      autograd::record_once_differentiable("FusedSquareBackward", {x}, {out},
+                                           [x](const TensorList& g, const std::vector<bool>&) {
+                                             CHECK_FALSE(GradMode::is_enabled());  // runs without recording
+                                             return TensorList{g[0] * x * 2.0};
+                                           });
+    return out;
+  };
+  Tensor x = op_input({2, 3}, 30);
+  Tensor y = square(x * 1.0).sum();
   Tensor g = autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
   CHECK(g.requires_grad());  // never a silent constant
-  // First-order values are unaffected.
-  Tensor g_plain = autograd::grad({max_pool2d(x * 1.0, 2).sum()}, {x})[0];
-  check_close(g, g_plain);
+  check_close(g, x.detach() * 2.0);  // first-order values are unaffected
   CHECK_THROWS_WITH_AS(autograd::grad({(g * g).sum()}, {x}),
-                       doctest::Contains("the derivative of MaxPool2DWithIndicesBackward's backward is not "
-                                         "implemented (once-differentiable)"),
+                       doctest::Contains("the derivative of FusedSquareBackward's backward is not implemented "
+                                         "(once-differentiable)"),
                        gr::Error);
-  CHECK_THROWS_WITH_AS(autograd::gradgradcheck([](const TensorList& t) { return max_pool2d(t[0], 2); }, {x}),
+  CHECK_THROWS_WITH_AS(autograd::gradgradcheck([&](const TensorList& t) { return square(t[0]); }, {x}),
                        doctest::Contains("once-differentiable"), gr::Error);
+  // Without create_graph nothing changes.
+  check_close(autograd::grad({square(x).sum()}, {x})[0], x.detach() * 2.0);
+  CHECK_FALSE(autograd::grad({square(x).sum()}, {x})[0].requires_grad());
 }
 
 TEST_CASE("gradgradcheck catches a wrong second derivative that gradcheck cannot see") {

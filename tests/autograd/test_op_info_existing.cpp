@@ -1,8 +1,7 @@
 // OpInfo entries (op_info.h) for the ops that predate the registry: arithmetic, unary math,
 // activations, reductions, views and copies, matmul, softmax, losses, selection, cat/stack,
 // dropout, conv2d, pooling and batch_norm. test_op_info.cpp gradchecks each one and
-// gradgradchecks those with double_backward set: all but max_pool2d, whose backward stays
-// once-differentiable (Note [Double backward]).
+// gradgradchecks those with double_backward set: all of them (Note [Double backward]).
 #include "op_info.h"
 
 using namespace gr;
@@ -182,7 +181,9 @@ GR_OP_INFOS(add_conv_ops) {
 
 GR_OP_INFOS(add_pooling_and_norm_ops) {
   add(ops, "max_pool2d", [] { return TensorList{op_input({1, 2, 5, 5}, 130)}; },
-      [](const TensorList& t) { return max_pool2d(t[0], 3, 2, 1); }, false);
+      [](const TensorList& t) { return max_pool2d(t[0], 3, 2, 1); });
+  add(ops, "max_pool2d", [] { return TensorList{op_input({2, 4, 4}, 140)}; },
+      [](const TensorList& t) { return max_pool2d(t[0], {2, 3}, {2, 1}, 0, 1, true); });
   add(ops, "avg_pool2d", [] { return TensorList{op_input({1, 2, 5, 5}, 131)}; },
       [](const TensorList& t) { return avg_pool2d(t[0], 3, 2, 1, true, false); });
   add(ops, "adaptive_avg_pool2d", [] { return TensorList{op_input({1, 2, 5, 4}, 132)}; },

@@ -206,6 +206,125 @@ class Tensor {
   // const Tensor& (they change the shared storage) and returning const Tensor&.
 
   // ---- element-wise math and comparisons (breadth) ----
+  // Unary math, out of place and in place (autograd/functions/trig.cpp, special.cpp, rounding.cpp).
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor erf() const;
+  Tensor erfc() const;
+  Tensor erfinv() const;
+  Tensor rsqrt() const;
+  Tensor reciprocal() const;
+  Tensor log1p() const;
+  Tensor expm1() const;
+  Tensor log2() const;
+  Tensor log10() const;
+  Tensor square() const;
+  Tensor sign() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  Tensor round(int64_t decimals) const;
+  Tensor trunc() const;
+  Tensor frac() const;
+  Tensor& sin_() const;
+  Tensor& cos_() const;
+  Tensor& tan_() const;
+  Tensor& asin_() const;
+  Tensor& acos_() const;
+  Tensor& atan_() const;
+  Tensor& sinh_() const;
+  Tensor& cosh_() const;
+  Tensor& erf_() const;
+  Tensor& erfc_() const;
+  Tensor& erfinv_() const;
+  Tensor& rsqrt_() const;
+  Tensor& reciprocal_() const;
+  Tensor& log1p_() const;
+  Tensor& expm1_() const;
+  Tensor& log2_() const;
+  Tensor& log10_() const;
+  Tensor& square_() const;
+  Tensor& sign_() const;
+  Tensor& floor_() const;
+  Tensor& ceil_() const;
+  Tensor& round_() const;
+  Tensor& round_(int64_t decimals) const;
+  Tensor& trunc_() const;
+  Tensor& frac_() const;
+  Tensor& neg_() const;
+  Tensor& abs_() const;
+  Tensor& exp_() const;
+  Tensor& log_() const;
+  Tensor& sqrt_() const;
+  Tensor& sigmoid_() const;
+  Tensor& tanh_() const;
+  // Binary math (binary_math.cpp, rounding.cpp, clamp.cpp).
+  Tensor atan2(const Tensor& other) const;
+  Tensor hypot(const Tensor& other) const;
+  Tensor fmod(const Tensor& other) const;
+  Tensor fmod(const Scalar& other) const;
+  Tensor remainder(const Tensor& other) const;
+  Tensor remainder(const Scalar& other) const;
+  Tensor lerp(const Tensor& end, const Scalar& weight) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor clamp(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
+  Tensor clamp_min(const Scalar& min) const;
+  Tensor clamp_min(const Tensor& min) const;
+  Tensor clamp_max(const Scalar& max) const;
+  Tensor clamp_max(const Tensor& max) const;
+  Tensor clip(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor clip(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
+  Tensor& atan2_(const Tensor& other) const;
+  Tensor& hypot_(const Tensor& other) const;
+  Tensor& fmod_(const Tensor& other) const;
+  Tensor& fmod_(const Scalar& other) const;
+  Tensor& remainder_(const Tensor& other) const;
+  Tensor& remainder_(const Scalar& other) const;
+  Tensor& lerp_(const Tensor& end, const Scalar& weight) const;
+  Tensor& lerp_(const Tensor& end, const Tensor& weight) const;
+  Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor& clamp_(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
+  Tensor& clamp_min_(const Scalar& min) const;
+  Tensor& clamp_min_(const Tensor& min) const;
+  Tensor& clamp_max_(const Scalar& max) const;
+  Tensor& clamp_max_(const Tensor& max) const;
+  Tensor& clip_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor& clip_(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
+  // Logical (bool results), bitwise (bool and integer tensors) and classification
+  // (comparisons.cpp; not differentiable).
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_xor(const Tensor& other) const;
+  Tensor logical_not() const;
+  Tensor& logical_and_(const Tensor& other) const;  // 0 or 1 in self's dtype
+  Tensor& logical_or_(const Tensor& other) const;
+  Tensor& logical_xor_(const Tensor& other) const;
+  Tensor& logical_not_() const;
+  Tensor bitwise_and(const Tensor& other) const;
+  Tensor bitwise_and(const Scalar& other) const;
+  Tensor bitwise_or(const Tensor& other) const;
+  Tensor bitwise_or(const Scalar& other) const;
+  Tensor bitwise_xor(const Tensor& other) const;
+  Tensor bitwise_xor(const Scalar& other) const;
+  Tensor bitwise_not() const;
+  Tensor& bitwise_and_(const Tensor& other) const;
+  Tensor& bitwise_and_(const Scalar& other) const;
+  Tensor& bitwise_or_(const Tensor& other) const;
+  Tensor& bitwise_or_(const Scalar& other) const;
+  Tensor& bitwise_xor_(const Tensor& other) const;
+  Tensor& bitwise_xor_(const Scalar& other) const;
+  Tensor& bitwise_not_() const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
 
   // ---- reductions and linear algebra (breadth) ----
 

@@ -207,4 +207,19 @@ TEST_CASE("saved outputs rebuild their history without a reference cycle") {
     CHECK_FALSE(weak.expired());
   }
   CHECK(weak.expired());  // y, g and their graphs are gone
+
+  // The same for the element-wise math ops that save their result (elementwise_grad.cpp),
+  // out of place and in place.
+  const std::vector<std::function<Tensor(const Tensor&)>> saving_output = {
+      [](const Tensor& t) { return t.tan(); }, [](const Tensor& t) { return t.reciprocal(); },
+      [](const Tensor& t) { return hypot(t, t * 2.0); }, [](const Tensor& t) { return (t * 1.0).tan_(); }};
+  for (const auto& f : saving_output) {
+    {
+      Tensor y = f(x);
+      weak = y.grad_fn();
+      Tensor g = autograd::grad({y.sum()}, {x}, {}, std::nullopt, true)[0];
+      CHECK(autograd::grad({g.sum()}, {x})[0].defined());
+    }
+    CHECK(weak.expired());
+  }
 }

@@ -50,11 +50,7 @@ Tensor sqrt(const Tensor& a) {
 Tensor abs(const Tensor& a) {
   return unary("AbsBackward", a, native::abs(a), a, false, [](const Tensor& g, const Tensor& x) {
     if (!autograd::needs_grad(g)) return native::abs_backward(g, x);
-    // g * sign(x): the sign is piecewise constant, so only g carries history.
-    Tensor zero = native::wrapped_scalar(x, 0);
-    Tensor sign = native::sub(native::to_dtype(native::gt(x, zero), x.scalar_type()),
-                              native::to_dtype(native::lt(x, zero), x.scalar_type()));
-    return g * sign;
+    return g * gr::sign(x);  // sign's own gradient is zero: only g carries history
   });
 }
 

@@ -4,6 +4,8 @@
 // is what `cmake --install` installs; everything else is internal.
 #pragma once
 
+#include "autograd/anomaly_mode.h"
+#include "autograd/custom_function.h"
 #include "autograd/engine.h"
 #include "autograd/function.h"
 #include "autograd/grad_mode.h"
@@ -17,6 +19,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/generator.h"
+#include "core/ivalue.h"
 #include "core/parallel.h"
 #include "core/profiler.h"
 #include "core/tensor.h"

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "autograd/grad_mode.h"
+#include "autograd/ops.h"
 #include "core/native/copy.h"
 #include "core/native/elementwise.h"
 
@@ -23,8 +24,14 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
     Tensor replaced = hook(g);
     if (replaced.defined()) g = replaced;
   }
-  NoGradGuard no_grad;
-  if (!meta.grad.defined()) {
+  if (GradMode::is_enabled()) {
+    // create_graph: .grad keeps the gradient's history (it requires grad when the
+    // gradient does), summed out of place, as PyTorch. Like PyTorch, this makes a reference
+    // cycle leaf -> .grad -> graph -> this node -> leaf when the graph reaches this leaf;
+    // reset .grad (or the leaf) when done with it.
+    if (g.scalar_type() != variable_.scalar_type()) g = g.to(variable_.scalar_type());
+    meta.grad = meta.grad.defined() ? gr::add(meta.grad, g) : g.clone();
+  } else if (!meta.grad.defined()) {
     // Keep the incoming buffer when nobody else holds it; otherwise copy, so that two
     // leaves never share one gradient tensor.
     bool exclusive = g.use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous();
@@ -33,6 +40,7 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   } else {
     native::add_(meta.grad, g);
   }
+  NoGradGuard no_grad;
   for (auto& [handle, hook] : meta.post_accumulate_hooks) hook(variable_);
   return {};
 }

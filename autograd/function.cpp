@@ -2,9 +2,49 @@
 #include "autograd/function.h"
 
 #include "autograd/accumulate_grad.h"
+#include "autograd/ops.h"
 #include "core/factory.h"
+#include "core/native/reduce.h"
 
 namespace gr::autograd {
+
+namespace {
+
+// Stands in, under create_graph, for the missing derivative of a once-differentiable
+// backward. Its edges lead wherever that backward's results depend on (the incoming
+// gradients and the forward op's inputs), so a second backward aimed at any of them
+// reaches it and fails. See Note [Double backward].
+class OnceDifferentiableError final : public Node {
+ public:
+  explicit OnceDifferentiableError(std::string backward_name) : backward_name_(std::move(backward_name)) {}
+  std::string name() const override { return "OnceDifferentiableBackward"; }
+  TensorList apply(TensorList&&) override {
+    GR_ERROR("the derivative of ", backward_name_, "'s backward is not implemented (once-differentiable): a second "
+             "backward through it (create_graph) would be wrong. Write its backward with differentiable gr:: ops.");
+  }
+
+ private:
+  std::string backward_name_;
+};
+
+TensorList guard_once_differentiable(const Node& node, TensorList results, const TensorList& grads) {
+  auto err = std::make_shared<OnceDifferentiableError>(node.name());
+  for (const Tensor& g : grads)
+    if (g.defined() && g.requires_grad()) err->add_next_edge(gradient_edge(g), input_meta_of(g));
+  for (size_t i = 0; i < node.next_edges().size(); ++i) err->add_next_edge(node.next_edges()[i], node.input_meta()[i]);
+  err->set_num_outputs(static_cast<uint32_t>(results.size()));
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].defined()) continue;
+    results[i] = results[i].detach();  // a fresh tensor: a result may be an incoming gradient itself
+    AutogradMeta& meta = results[i].unsafe_impl()->autograd_meta();
+    meta.grad_fn = err;
+    meta.output_nr = static_cast<uint32_t>(i);
+    meta.requires_grad = true;
+  }
+  return results;
+}
+
+}  // namespace
 
 FunctionNode::FunctionNode(const char* name, BackwardFn fn, std::vector<InputMeta> output_meta,
                            bool once_differentiable)
@@ -22,8 +62,14 @@ TensorList FunctionNode::apply(TensorList&& grads) {
       grads[i] = zeros(output_meta_[i].sizes, TensorOptions(output_meta_[i].dtype).device(output_meta_[i].device));
   std::vector<bool> needs;
   needs.reserve(next_edges().size());
-  for (const Edge& e : next_edges()) needs.push_back(e.valid());
-  return fn_(grads, needs);
+  for (const Edge& e : next_edges()) needs.push_back(edge_needed(e));
+  if (!once_differentiable_ || !GradMode::is_enabled()) return fn_(grads, needs);
+  TensorList results;
+  {
+    NoGradGuard no_grad;
+    results = fn_(grads, needs);
+  }
+  return guard_once_differentiable(*this, std::move(results), grads);
 }
 
 bool needs_grad_list(const TensorList& ts) {
@@ -80,12 +126,21 @@ void record_once_differentiable(const char* name, const TensorList& inputs, cons
 }
 
 void check_inplace(const Tensor& self, const char* op) {
+  GR_CHECK(!self.is_inference() || InferenceMode::is_enabled(), op,
+           ": Inplace update to inference tensor outside InferenceMode is not allowed. You can make a clone to get a "
+           "normal tensor before doing inplace update.");
   if (!GradMode::is_enabled() || !self.requires_grad()) return;
   GR_CHECK(!self.is_leaf(), op, ": a leaf Variable that requires grad is being used in an in-place operation. ",
            "Wrap it in gr::NoGradGuard (e.g. for parameter updates) or work on a clone().");
   GR_CHECK(!self.unsafe_impl()->autograd->is_view, op,
            ": in-place operation on a view of a tensor with autograd history is not supported; clone() the view "
            "first or use the out-of-place op.");
+}
+
+Tensor sum_to(const Tensor& g, IntArrayRef shape) {
+  if (g.sizes() == shape) return g;
+  if (!needs_grad(g)) return native::sum_to(g, shape);
+  return gr::sum(g, native::sum_to_dims(g.sizes(), shape), true).reshape(shape);
 }
 
 }  // namespace gr::autograd

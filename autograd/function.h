@@ -21,10 +21,15 @@ using BackwardFn = std::function<TensorList(const TensorList& grads, const std::
 // a backward written with the differentiable gr:: ops (autograd/ops.h) records its own graph
 // and the gradients it returns can be differentiated again (gradient penalties, Hessian-vector
 // products). That is the default, and how every new op's backward is written (record()).
-// A backward that calls native kernels directly (fused formulas such as relu_backward or
-// conv2d_backward) records nothing: it is registered with record_once_differentiable(), and
-// under create_graph the engine gives its results a node that fails when a second backward
-// reaches it, instead of silently returning a zero second derivative.
+// Saved tensors keep their history (Note [Saved outputs] in saved_tensor.h), so the recorded
+// backward connects to the forward graph.
+// First-order speed: a backward may keep a fused native kernel (relu_backward,
+// conv2d_backward, ...) for the case where nothing it reads requires grad, which is always
+// so without create_graph: `if (!needs_grad(g[0], saved...)) return fused; else gr:: formula`.
+// A backward that only has the native kernels is registered with record_once_differentiable():
+// under create_graph it runs with grad mode off and its results get a node that fails
+// ("the derivative of <name>'s backward is not implemented (once-differentiable)") when a
+// second backward reaches it, instead of silently returning a zero second derivative.
 class FunctionNode final : public Node {
  public:
   FunctionNode(const char* name, BackwardFn fn, std::vector<InputMeta> output_meta, bool once_differentiable = false);
@@ -65,8 +70,12 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
 void record_once_differentiable(const char* name, const TensorList& inputs, const TensorList& outputs,
                                 BackwardFn backward, bool is_view = false);
 
-// Fails for in-place ops autograd cannot follow: on a leaf that requires grad, or on a
-// view of a tensor with history.
+// Fails for in-place ops autograd cannot follow: on a leaf that requires grad, on a view
+// of a tensor with history, or on an inference tensor outside InferenceMode.
 void check_inplace(const Tensor& self, const char* op);
+
+// ---- helpers for backward formulas (differentiable when grad mode is on) ----
+// Sums a broadcast gradient back to `shape` (the inverse of expand).
+Tensor sum_to(const Tensor& g, IntArrayRef shape);
 
 }  // namespace gr::autograd

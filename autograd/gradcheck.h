@@ -1,5 +1,6 @@
 // gradcheck: compares analytic gradients (backward) with central finite differences, in
-// float64, for every input that requires grad and every output element.
+// float64, for every input that requires grad and every output element; gradgradcheck
+// does the same for the gradient itself (second derivatives).
 #pragma once
 
 #include <functional>
@@ -21,5 +22,13 @@ bool gradcheck(const std::function<Tensor(const TensorList&)>& f, const TensorLi
                const GradcheckOptions& options = {});
 bool gradcheck(const std::function<Tensor(const TensorList&)>& f, const TensorList& inputs, double eps, double atol,
                double rtol);
+
+// As torch.autograd.gradgradcheck: a gradcheck of (inputs, v) -> grad(f(inputs), inputs, v,
+// create_graph=true), i.e. finite differences of the analytic gradient against its own
+// analytic gradient, with respect to the inputs that require grad and to the grad_output
+// v. v is grad_outputs[0] when given, else uniform in [-1, 1) from a fixed seed (float64).
+// Checks that the backward of f is itself correctly differentiable (Note [Double backward]).
+bool gradgradcheck(const std::function<Tensor(const TensorList&)>& f, const TensorList& inputs,
+                   const TensorList& grad_outputs = {}, const GradcheckOptions& options = {});
 
 }  // namespace gr::autograd

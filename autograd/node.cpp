@@ -3,6 +3,8 @@
 
 #include <atomic>
 
+#include "autograd/anomaly_mode.h"
+
 namespace gr::autograd {
 
 static std::atomic<uint64_t> g_next_sequence_nr{0};
@@ -10,7 +12,14 @@ static std::atomic<size_t> g_next_hook_handle{1};
 
 size_t next_hook_handle() { return g_next_hook_handle.fetch_add(1); }
 
-Node::Node() : sequence_nr_(g_next_sequence_nr.fetch_add(1)) {}
+Node::Node() : sequence_nr_(g_next_sequence_nr.fetch_add(1)) {
+  if (AnomalyMode::is_enabled()) forward_trace_ = current_backtrace(2);
+}
+
+static thread_local Node* t_current_node = nullptr;
+Node* current_node() { return t_current_node; }
+CurrentNodeGuard::CurrentNodeGuard(Node* node) : previous_(t_current_node) { t_current_node = node; }
+CurrentNodeGuard::~CurrentNodeGuard() { t_current_node = previous_; }
 
 void Node::add_next_edge(Edge edge, InputMeta meta) {
   next_edges_.push_back(std::move(edge));

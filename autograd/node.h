@@ -28,7 +28,12 @@ struct InputMeta {
   Device device;
 };
 
-class Node {
+// Note [Node names]
+// name() follows PyTorch's grad_fn names without the overload digit: "<Op>Backward" with
+// the op in CamelCase ("MulBackward", "Conv2dBackward", "LogSoftmaxBackward"), and
+// "AccumulateGrad" at leaves; a custom Function<T> node is "<T>Backward" (see
+// custom_function.h).
+class Node : public std::enable_shared_from_this<Node> {
  public:
   Node();
   virtual ~Node() = default;
@@ -55,6 +60,9 @@ class Node {
   bool remove_pre_hook(size_t handle);
   void run_pre_hooks(TensorList& grads) const;
 
+  // Where the forward op that made this node was called (anomaly mode only, else empty).
+  const std::string& forward_trace() const { return forward_trace_; }
+
  protected:
   uint64_t sequence_nr_;
 
@@ -68,7 +76,26 @@ class Node {
     TensorHook fn;
   };
   std::vector<PreHook> pre_hooks_;
+  std::string forward_trace_;
 };
+
+// The node whose apply() runs on this thread (null outside backward). A saved output
+// unpacked in backward gets it back as grad_fn; see Note [Saved outputs].
+Node* current_node();
+class CurrentNodeGuard {
+ public:
+  explicit CurrentNodeGuard(Node* node);
+  ~CurrentNodeGuard();
+  CurrentNodeGuard(const CurrentNodeGuard&) = delete;
+  CurrentNodeGuard& operator=(const CurrentNodeGuard&) = delete;
+
+ private:
+  Node* previous_;
+};
+
+// True when the backward now running wants a gradient for `edge` (a valid edge that leads
+// to a tensor being differentiated); see Note [Pruned graphs] in engine.cpp.
+bool edge_needed(const Edge& edge);
 
 // A hook handle unique across the process.
 size_t next_hook_handle();

@@ -6,8 +6,11 @@
 
 namespace gr {
 
-void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
-  autograd::backward({*this}, gradient.defined() ? TensorList{gradient} : TensorList{}, retain_graph);
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph,
+                      std::optional<TensorList> inputs) const {
+  GR_CHECK(!inputs || !inputs->empty(), "backward: 'inputs' argument to backward() cannot be empty");
+  autograd::backward({*this}, gradient.defined() ? TensorList{gradient} : TensorList{}, retain_graph, create_graph,
+                     inputs.value_or(TensorList{}));
 }
 
 size_t Tensor::register_hook(TensorHook hook) const {

@@ -44,6 +44,7 @@ Tensor make_view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int
   impl->strides = std::move(strides);
   impl->offset = offset;
   impl->dtype = base.scalar_type();
+  impl->is_inference = impl->is_inference || base.unsafe_impl()->is_inference;
   return Tensor(std::move(impl));
 }
 
@@ -101,6 +102,8 @@ Tensor& Tensor::set_requires_grad(bool r) {
            scalar_type());
   GR_CHECK(r || is_leaf(), "requires_grad_(false): you can only change requires_grad of leaf tensors; "
                            "use detach() for a non-leaf");
+  GR_CHECK(!r || !impl_->is_inference || detail::inference_mode_enabled(),
+           "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed; clone() it first");
   impl_->autograd_meta().requires_grad = r;
   return *this;
 }

@@ -11,10 +11,12 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/inference_mode.h"
 #include "core/int_array_ref.h"
 #include "core/scalar.h"
 #include "core/storage.h"
@@ -95,7 +97,10 @@ class Tensor {
   Tensor& detach_();
 
   // ---- autograd actions (autograd/) ----
-  void backward(const Tensor& gradient = {}, bool retain_graph = false) const;
+  // As libtorch: retain_graph defaults to create_graph; `inputs` limits which leaves (or
+  // non-leaves) get their .grad accumulated. See autograd/engine.h.
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                std::optional<TensorList> inputs = std::nullopt) const;
   // Returns a handle usable with remove_hook. Non-leaf hooks see the gradient before it
   // flows on; leaf hooks see it before it is accumulated into .grad.
   size_t register_hook(TensorHook hook) const;
@@ -410,6 +415,17 @@ class Tensor {
   // ---- creation, conversion, random and dtypes (breadth) ----
 
   // ---- autograd (breadth) ----
+  // A hook that returns nothing only observes the gradient (libtorch accepts both forms).
+  template <class F>
+    requires std::is_void_v<std::invoke_result_t<F&, const Tensor&>>
+  size_t register_hook(F&& hook) const {
+    return register_hook(TensorHook([h = std::forward<F>(hook)](const Tensor& g) mutable -> Tensor {
+      h(g);
+      return Tensor();
+    }));
+  }
+  // Made while gr::InferenceMode was on (or a view of such a tensor); see Note [Inference tensors].
+  bool is_inference() const;
 
  private:
   std::shared_ptr<TensorImpl> impl_;
@@ -434,6 +450,7 @@ struct TensorImpl {
   std::vector<int64_t> strides;  // in elements
   int64_t offset = 0;            // in elements
   ScalarType dtype = kFloat32;
+  bool is_inference = detail::inference_mode_enabled();  // see Note [Inference tensors]
   std::unique_ptr<AutogradMeta> autograd;
 
   int64_t numel() const {

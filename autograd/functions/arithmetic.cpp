@@ -10,17 +10,10 @@ namespace gr {
 
 using autograd::record;
 using autograd::SavedTensor;
+using autograd::sum_to;
 namespace native = gr::native;
 
 namespace {
-
-// Gradient for an input of shape `shape` from a gradient of the broadcast result.
-Tensor to_input_shape(const Tensor& g, const std::vector<int64_t>& shape) { return native::sum_to(g, shape); }
-
-Tensor scaled(const Tensor& g, const Scalar& alpha) {
-  if (alpha.to_double() == 1.0) return g;
-  return native::mul(g, native::wrapped_scalar(g, alpha));
-}
 
 // a + alpha * b, or a - alpha * b when `negate`.
 Tensor add_sub(const Tensor& a, const Tensor& b, const Scalar& alpha, bool negate) {
@@ -29,8 +22,8 @@ Tensor add_sub(const Tensor& a, const Tensor& b, const Scalar& alpha, bool negat
     double factor = negate ? -alpha.to_double() : alpha.to_double();
     record(negate ? "SubBackward" : "AddBackward", {a, b}, {out},
            [sa = a.sizes().vec(), sb = b.sizes().vec(), factor](const TensorList& g, const std::vector<bool>& needs) {
-             return TensorList{needs[0] ? to_input_shape(g[0], sa) : Tensor(),
-                               needs[1] ? to_input_shape(scaled(g[0], factor), sb) : Tensor()};
+             return TensorList{needs[0] ? sum_to(g[0], sa) : Tensor(),
+                               needs[1] ? sum_to(factor == 1.0 ? g[0] : g[0] * factor, sb) : Tensor()};
            });
   }
   return out;
@@ -59,8 +52,8 @@ Tensor mul(const Tensor& a, const Tensor& b) {
     record("MulBackward", {a, b}, {out},
            [sa, sb, shape_a = a.sizes().vec(), shape_b = b.sizes().vec()](const TensorList& g,
                                                                           const std::vector<bool>& needs) {
-             return TensorList{needs[0] ? to_input_shape(native::mul(g[0], sb.unpack()), shape_a) : Tensor(),
-                               needs[1] ? to_input_shape(native::mul(g[0], sa.unpack()), shape_b) : Tensor()};
+             return TensorList{needs[0] ? sum_to(g[0] * sb.unpack(), shape_a) : Tensor(),
+                               needs[1] ? sum_to(g[0] * sa.unpack(), shape_b) : Tensor()};
            });
   }
   return out;
@@ -71,7 +64,7 @@ Tensor mul(const Tensor& a, const Scalar& b) {
   Tensor out = native::mul(a, s);
   if (autograd::needs_grad(a))
     record("MulBackward", {a}, {out}, [s](const TensorList& g, const std::vector<bool>&) {
-      return TensorList{native::mul(g[0], s)};
+      return TensorList{g[0] * s};
     });
   return out;
 }
@@ -79,15 +72,14 @@ Tensor mul(const Tensor& a, const Scalar& b) {
 Tensor div(const Tensor& a, const Tensor& b) {
   Tensor out = native::div(a, b);
   if (autograd::needs_grad(a, b)) {
-    SavedTensor sb(b), so(b.requires_grad() ? out : Tensor());
+    SavedTensor sb(b), so(b.requires_grad() ? out : Tensor(), /*is_output=*/true);
     record("DivBackward", {a, b}, {out},
            [sb, so, shape_a = a.sizes().vec(), shape_b = b.sizes().vec()](const TensorList& g,
                                                                           const std::vector<bool>& needs) {
-             const Tensor& bv = sb.unpack();
-             Tensor ga = needs[0] ? to_input_shape(native::div(g[0], bv), shape_a) : Tensor();
+             Tensor bv = sb.unpack();
+             Tensor ga = needs[0] ? sum_to(g[0] / bv, shape_a) : Tensor();
              // d(a/b)/db = -(a/b)/b
-             Tensor gb = needs[1] ? to_input_shape(native::neg(native::div(native::mul(g[0], so.unpack()), bv)), shape_b)
-                                  : Tensor();
+             Tensor gb = needs[1] ? sum_to(-(g[0] * so.unpack()) / bv, shape_b) : Tensor();
              return TensorList{ga, gb};
            });
   }
@@ -99,7 +91,7 @@ Tensor div(const Tensor& a, const Scalar& b) {
   Tensor out = native::div(a, s);
   if (autograd::needs_grad(a))
     record("DivBackward", {a}, {out}, [s](const TensorList& g, const std::vector<bool>&) {
-      return TensorList{native::div(g[0], s)};
+      return TensorList{g[0] / s};
     });
   return out;
 }
@@ -120,7 +112,7 @@ Tensor& add_sub_(Tensor& self, const Tensor& other, const Scalar& alpha, bool ne
     record(negate ? "SubBackward" : "AddBackward", inputs, {self},
            [shape_o, factor](const TensorList& g, const std::vector<bool>& needs) {
              return TensorList{needs[0] ? g[0] : Tensor(),
-                               needs[1] ? to_input_shape(scaled(g[0], factor), shape_o) : Tensor()};
+                               needs[1] ? sum_to(factor == 1.0 ? g[0] : g[0] * factor, shape_o) : Tensor()};
            });
   }
   return self;
@@ -131,20 +123,21 @@ Tensor& mul_div_(Tensor& self, const Tensor& other, bool divide, const char* op)
   autograd::check_inplace(self, op);
   bool grad = autograd::needs_grad(self, other);
   TensorList inputs = grad ? TensorList{self, other} : TensorList{};
-  Tensor self_before = grad && other.requires_grad() ? native::clone(self) : Tensor();
-  Tensor factor = grad && other.is_same(self) ? native::clone(other) : other;
+  // Clones (differentiable: a double backward reaches self's old history through them).
+  Tensor self_before = grad && other.requires_grad() ? self.clone() : Tensor();
+  Tensor factor = grad && other.is_same(self) ? other.clone() : other;
   if (divide) native::div_(self, other);
   else native::mul_(self, other);
   if (grad) {
     SavedTensor so(factor);
     record(divide ? "DivBackward" : "MulBackward", inputs, {self},
            [so, self_before, divide, shape_o = other.sizes().vec()](const TensorList& g, const std::vector<bool>& needs) {
-             const Tensor& o = so.unpack();
-             Tensor ga = needs[0] ? (divide ? native::div(g[0], o) : native::mul(g[0], o)) : Tensor();
+             Tensor o = so.unpack();
+             Tensor ga = needs[0] ? (divide ? g[0] / o : g[0] * o) : Tensor();
              Tensor gb;
              if (needs[1]) {
-               Tensor prod = native::mul(g[0], self_before);
-               gb = to_input_shape(divide ? native::neg(native::div(prod, native::mul(o, o))) : prod, shape_o);
+               Tensor prod = g[0] * self_before;
+               gb = sum_to(divide ? -prod / (o * o) : prod, shape_o);
              }
              return TensorList{ga, gb};
            });

@@ -1,5 +1,6 @@
 // batch_norm (training with batch statistics and running-stat updates, or eval with the
-// running statistics) with backward, built from the native pieces SyncBatchNorm shares.
+// running statistics) with backward, built from the native pieces SyncBatchNorm shares;
+// under create_graph the backward is written with gr:: ops (Note [Double backward]).
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
@@ -20,6 +21,34 @@ void check_running(const Tensor& t, const Tensor& input, int64_t C, const char* 
            input.sizes(), ", got ", t.sizes());
   GR_CHECK(t.scalar_type() == input.scalar_type() && t.device() == input.device(), "batch_norm: expected ", name,
            " to be ", input.toString(), ", got ", t.toString());
+}
+
+// The backward of batch_norm written with gr:: ops, for create_graph (the fused kernels
+// serve first-order passes). In training the statistics are recomputed from x so that their
+// own dependence on x is differentiated too.
+TensorList batch_norm_backward_differentiable(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& mean,
+                                              const Tensor& invstd, bool training, double eps,
+                                              const std::vector<bool>& needs) {
+  std::vector<int64_t> channel_shape(static_cast<size_t>(x.dim()), 1), reduce = {0};
+  channel_shape[1] = x.size(1);
+  for (int64_t d = 2; d < x.dim(); ++d) reduce.push_back(d);
+  Tensor m = mean.view(channel_shape), is = invstd.view(channel_shape);
+  if (training) {
+    m = x.mean(reduce, true);
+    Tensor centered = x - m;
+    is = ((centered * centered).mean(reduce, true) + eps).pow(-0.5);
+  }
+  Tensor xhat = (x - m) * is;
+  TensorList grads(3);
+  if (needs[0]) {
+    Tensor gxhat = w.defined() ? g * w.view(channel_shape) : g;
+    // d/dx of (x - mean) * invstd with batch statistics: invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)).
+    grads[0] = training ? is * (gxhat - gxhat.mean(reduce, true) - xhat * (gxhat * xhat).mean(reduce, true))
+                        : gxhat * is;
+  }
+  if (needs[1]) grads[1] = (g * xhat).sum(reduce);
+  if (needs.size() > 2 && needs[2]) grads[2] = g.sum(reduce);
+  return grads;
 }
 
 }  // namespace
@@ -47,10 +76,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   Tensor out = native::batch_norm_elemt(input, weight, bias, mean, invstd);
   if (autograd::needs_grad(input, weight, bias)) {
     record("NativeBatchNormBackward", {input, weight, bias}, {out},
-           [sx = SavedTensor(input), sw = SavedTensor(weight), mean, invstd, training, count](
+           [sx = SavedTensor(input), sw = SavedTensor(weight), mean, invstd, training, count, eps](
                const TensorList& g, const std::vector<bool>& needs) {
-             const Tensor& x = sx.unpack();
-             const Tensor& w = sw.unpack();
+             Tensor x = sx.unpack(), w = sw.unpack();
+             if (autograd::needs_grad(g[0], x, w))
+               return batch_norm_backward_differentiable(g[0], x, w, mean, invstd, training, eps, needs);
              TensorList grads(3);
              native::BatchNormBackwardReduce r;
              if (training || needs[1] || needs[2]) {

@@ -17,7 +17,7 @@ Tensor cat(const TensorList& tensors, int64_t dim) {
       TensorList grads;
       int64_t at = 0;
       for (size_t i = 0; i < lengths.size(); ++i) {
-        grads.push_back(needs[i] ? native::narrow(g[0], d, at, lengths[i]) : Tensor());
+        grads.push_back(needs[i] ? g[0].narrow(d, at, lengths[i]) : Tensor());
         at += lengths[i];
       }
       return grads;

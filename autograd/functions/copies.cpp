@@ -14,7 +14,7 @@ Tensor copy_like(const char* name, const Tensor& self, Tensor out) {
   if (autograd::needs_grad(self))
     record(name, {self}, {out}, [dtype = self.scalar_type(), device = self.device()](const TensorList& g,
                                                                                      const std::vector<bool>&) {
-      return TensorList{native::to_device(native::to_dtype(g[0], dtype), device)};
+      return TensorList{g[0].to(dtype).to(device)};
     });
   return out;
 }
@@ -43,8 +43,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
     record("CopyBackward", {src}, {*this},
            [shape = src.sizes().vec(), dtype = src.scalar_type(), device = src.device()](const TensorList& g,
                                                                                          const std::vector<bool>&) {
-             Tensor r = native::to_device(native::to_dtype(g[0], dtype), device);
-             return TensorList{native::sum_to(r, shape)};
+             return TensorList{autograd::sum_to(g[0].to(dtype).to(device), shape)};
            });
   } else if (requires_grad() && !is_leaf() && GradMode::is_enabled()) {
     // Overwritten by a constant: no gradient flows to the old history any more.

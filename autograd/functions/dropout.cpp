@@ -1,7 +1,10 @@
-// dropout with backward: the saved keep-mask scales the gradient like the forward.
+// dropout with backward: the saved keep-mask scales the gradient like the forward (fused
+// kernel for first-order passes, gr:: ops under create_graph).
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/native/dropout.h"
+#include "core/native/copy.h"
+#include "core/native/elementwise.h"
 
 namespace gr {
 
@@ -15,7 +18,11 @@ Tensor dropout(const Tensor& input, double p, bool train, Generator* gen) {
   if (autograd::needs_grad(input)) {
     record("NativeDropoutBackward", {input}, {out},
            [mask = std::move(mask), scale = native::dropout_scale(p)](const TensorList& g, const std::vector<bool>&) {
-             return TensorList{native::dropout_backward(g[0], mask, scale)};
+             if (!autograd::needs_grad(g[0])) return TensorList{native::dropout_backward(g[0], mask, scale)};
+             // Linear in g with a constant mask: g * (mask ? scale : 0), differentiable.
+             Tensor keep_scale = native::mul(native::to_dtype(mask, g[0].scalar_type()),
+                                             native::wrapped_scalar(g[0], scale));
+             return TensorList{g[0] * keep_scale};
            });
   }
   return out;

@@ -23,7 +23,7 @@ BackwardFn make_backward(SavedState state, ElementwiseGradFn grad) {
     TensorList grads = grad(g[0], in, state.output.defined() ? state.output.unpack() : Tensor(), needs);
     grads.resize(needs.size());
     for (size_t i = 0; i < grads.size(); ++i)
-      grads[i] = needs[i] && grads[i].defined() ? sum_to_shape(grads[i], state.shapes[i]) : Tensor();
+      grads[i] = needs[i] && grads[i].defined() ? sum_to(grads[i], state.shapes[i]) : Tensor();
     return grads;
   };
 }
@@ -45,7 +45,7 @@ Tensor record_elementwise(const char* name, const TensorList& inputs, const Tens
   SavedState state;
   for (size_t i = 0; i < inputs.size(); ++i)
     state.inputs.push_back(saves_input(saves, i) ? SavedTensor(inputs[i]) : SavedTensor());
-  if (saves.output) state.output = SavedTensor(out);
+  if (saves.output) state.output = SavedTensor(out, /*is_output=*/true);  // Note [Saved outputs]
   state.shapes = shapes_of(inputs);
   record(name, inputs, {out}, make_backward(std::move(state), std::move(grad)));
   return out;
@@ -72,7 +72,7 @@ Tensor& record_elementwise_(const char* name, const char* op, const Tensor& self
   state.shapes = shapes_of(inputs);
   kernel();
   for (const Tensor& b : before) state.inputs.push_back(b.defined() ? SavedTensor(b) : SavedTensor());
-  if (saves.output) state.output = SavedTensor(self);  // after the kernel: see Note [Version counter]
+  if (saves.output) state.output = SavedTensor(self, /*is_output=*/true);  // after the kernel; Note [Saved outputs]
   record(name, inputs, {self}, make_backward(std::move(state), std::move(grad)));
   return const_cast<Tensor&>(self);
 }
@@ -95,17 +95,5 @@ Tensor& record_unary_(const char* name, const char* op, const Tensor& self, cons
 }
 
 Tensor zero_grad_like(const Tensor& g) { return zeros_like(g); }
-
-Tensor sum_to_shape(const Tensor& g, IntArrayRef shape) {
-  if (g.sizes() == shape) return g;
-  const int64_t lead = g.dim() - static_cast<int64_t>(shape.size());
-  GR_CHECK(lead >= 0, "sum_to_shape: gradient of shape ", g.sizes(), " can't be summed to ", shape);
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
-    if (shape[d] == 1 && g.size(lead + d) != 1) dims.push_back(lead + d);
-  if (dims.empty()) return g.reshape(shape);
-  return gr::sum(g, dims, true).reshape(shape);
-}
 
 }  // namespace gr::autograd

@@ -44,9 +44,6 @@ Tensor& record_unary_(const char* name, const char* op, const Tensor& self, cons
 // The gradient of a piecewise-constant op (floor, sign, ...): zeros, as torch's.
 Tensor zero_grad_like(const Tensor& g);
 
-// Sums g (of a broadcast result) down to `shape`, differentiably.
-Tensor sum_to_shape(const Tensor& g, IntArrayRef shape);
-
 }  // namespace gr::autograd
 
 // Defines gr::name (out of place), Tensor::name_ (in place through native::name_), and the

@@ -2,6 +2,7 @@
 // cross_entropy (= nll_loss of log_softmax) and mse_loss.
 #include "autograd/function.h"
 #include "autograd/ops.h"
+#include "core/factory.h"
 #include "core/native/elementwise.h"
 #include "core/native/loss.h"
 #include "core/native/reduce.h"
@@ -18,8 +19,14 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
     record("NllLossBackward", {input}, {out},
            [sizes = input.sizes().vec(), st = SavedTensor(target), sw = SavedTensor(weight), total_weight, reduction,
             ignore_index](const TensorList& g, const std::vector<bool>&) {
-             return TensorList{
-                 native::nll_loss_backward(g[0], sizes, st.unpack(), sw.unpack(), reduction, ignore_index, total_weight)};
+             if (!autograd::needs_grad(g[0]))
+               return TensorList{native::nll_loss_backward(g[0], sizes, st.unpack(), sw.unpack(), reduction,
+                                                           ignore_index, total_weight)};
+             // The gradient is linear in g and does not depend on the input: the kernel's
+             // coefficients (its result for g = 1) times g, differentiable in g.
+             Tensor coeff = native::nll_loss_backward(ones_like(g[0]), sizes, st.unpack(), sw.unpack(), reduction,
+                                                      ignore_index, total_weight);
+             return TensorList{coeff * (g[0].dim() > 0 ? g[0].unsqueeze(-1) : g[0])};
            });
   }
   return out;
@@ -45,10 +52,14 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   if (autograd::needs_grad(input, target)) {
     const double scale = reduction == Reduction::Mean ? 2.0 / static_cast<double>(input.numel()) : 2.0;
     record("MseLossBackward", {input, target}, {out},
-           [diff, scale](const TensorList& g, const std::vector<bool>& needs) {
-             // d/dinput = scale * (input - target) * grad (grad is 0-d unless reduction is None).
-             Tensor gi = native::mul(diff, native::mul(g[0], native::wrapped_scalar(g[0], scale)));
-             return TensorList{needs[0] ? gi : Tensor(), needs[1] ? native::neg(gi) : Tensor()};
+           [diff, scale, si = SavedTensor(input), st = SavedTensor(target)](const TensorList& g,
+                                                                           const std::vector<bool>& needs) {
+             // d/dinput = scale * (input - target) * grad (grad is 0-d unless reduction is None);
+             // under create_graph the difference is recomputed with history.
+             Tensor x = si.unpack(), t = st.unpack();
+             Tensor d = autograd::needs_grad(x, t) ? x - t : diff;
+             Tensor gi = d * (g[0] * scale);
+             return TensorList{needs[0] ? gi : Tensor(), needs[1] ? -gi : Tensor()};
            });
   }
   return out;

@@ -4,7 +4,6 @@
 #include "autograd/ops.h"
 #include "core/native/elementwise.h"
 #include "core/native/gemm.h"
-#include "core/native/reduce.h"
 #include "core/native/shape.h"
 
 namespace gr {
@@ -24,8 +23,8 @@ Tensor matmul_nd(const char* name, const Tensor& a, const Tensor& b, Tensor (*fo
     record(name, {a, b}, {out},
            [sa, sb, shape_a = a.sizes().vec(), shape_b = b.sizes().vec()](const TensorList& g,
                                                                           const std::vector<bool>& needs) {
-             Tensor ga = needs[0] ? native::sum_to(native::matmul(g[0], mT(sb.unpack())), shape_a) : Tensor();
-             Tensor gb = needs[1] ? native::sum_to(native::matmul(mT(sa.unpack()), g[0]), shape_b) : Tensor();
+             Tensor ga = needs[0] ? autograd::sum_to(gr::matmul(g[0], sb.unpack().transpose(-1, -2)), shape_a) : Tensor();
+             Tensor gb = needs[1] ? autograd::sum_to(gr::matmul(sa.unpack().transpose(-1, -2), g[0]), shape_b) : Tensor();
              return TensorList{ga, gb};
            });
   }
@@ -65,12 +64,12 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
            [sx, sw, in_features = weight.size(1)](const TensorList& g, const std::vector<bool>& needs) {
              const Tensor& gy = g[0];
              const int64_t out_features = gy.size(-1);
-             Tensor gx = needs[0] ? native::matmul(gy, sw.unpack()) : Tensor();
+             Tensor gx = needs[0] ? gr::matmul(gy, sw.unpack()) : Tensor();
              Tensor gw, gb;
              // Batch dims fold into rows: gw = gy2^T @ x2 with gy2 [rows, out], x2 [rows, in].
-             Tensor gy2 = native::reshape(gy, {-1, out_features});
-             if (needs[1]) gw = native::mm(mT(gy2), native::reshape(sx.unpack(), {-1, in_features}));
-             if (needs.size() > 2 && needs[2]) gb = native::sum(gy2, {0});
+             Tensor gy2 = gy.reshape({-1, out_features});
+             if (needs[1]) gw = gr::mm(gy2.t(), sx.unpack().reshape({-1, in_features}));
+             if (needs.size() > 2 && needs[2]) gb = gr::sum(gy2, {0});
              return TensorList{gx, gw, gb};
            });
   }

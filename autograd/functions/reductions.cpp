@@ -13,8 +13,10 @@ using autograd::SavedTensor;
 
 namespace {
 
-// Broadcasts the gradient of a reduction back over the input's shape (a stride-0 view).
+// Broadcasts the gradient of a reduction back over the input's shape (a stride-0 view;
+// under create_graph the same through the differentiable reshape and expand).
 Tensor expand_reduced(const Tensor& g, const std::vector<int64_t>& in_sizes, const std::vector<bool>& mask) {
+  if (autograd::needs_grad(g)) return g.reshape(native::reduced_shape(in_sizes, mask, true)).expand(in_sizes);
   std::vector<int64_t> strides(in_sizes.size(), 0);
   // g has the kept dims (and, with keepdim, size-1 reduced dims) in order.
   const bool keepdim = static_cast<size_t>(g.dim()) == in_sizes.size();
@@ -54,8 +56,7 @@ Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) {
     std::vector<bool> mask = native::reduction_mask(dims, x.dim(), "mean");
     double count = static_cast<double>(reduced_count(x.sizes(), mask));
     record("MeanBackward", {x}, {out}, [sizes = x.sizes().vec(), mask, count](const TensorList& g, const std::vector<bool>&) {
-      Tensor scaled = native::div(g[0], native::wrapped_scalar(g[0], count));
-      return TensorList{expand_reduced(scaled, sizes, mask)};
+      return TensorList{expand_reduced(g[0] / count, sizes, mask)};
     });
   }
   return out;
@@ -72,10 +73,9 @@ Tensor var(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim) {
     record("VarBackward", {x}, {out},
            [sx, dims = dims.vec(), sizes = x.sizes().vec(), mask, denom](const TensorList& g, const std::vector<bool>&) {
              // d var / dx = 2 (x - mean) / (N - correction)
-             const Tensor& xv = sx.unpack();
-             Tensor centered = native::sub(xv, native::mean(xv, dims, true));
-             Tensor scale = native::div(expand_reduced(g[0], sizes, mask), native::wrapped_scalar(g[0], denom / 2.0));
-             return TensorList{native::mul(centered, scale)};
+             Tensor xv = sx.unpack();
+             Tensor centered = xv - gr::mean(xv, dims, true);
+             return TensorList{centered * (expand_reduced(g[0], sizes, mask) / (denom / 2.0))};
            });
   }
   return out;
@@ -88,11 +88,11 @@ namespace {
 Tensor full_extremum(const Tensor& x, bool is_max) {
   Tensor out = is_max ? native::max(x) : native::min(x);
   if (autograd::needs_grad(x)) {
-    SavedTensor sx(x), so(out);
+    SavedTensor sx(x), so(out, /*is_output=*/true);
     record(is_max ? "MaxBackward" : "MinBackward", {x}, {out}, [sx, so](const TensorList& g, const std::vector<bool>&) {
+      // The ties are piecewise constant: only g carries history.
       Tensor hit = native::to_dtype(native::eq(sx.unpack(), so.unpack()), g[0].scalar_type());
-      Tensor share = native::div(g[0], native::sum(hit));
-      return TensorList{native::mul(hit, share)};
+      return TensorList{hit * (g[0] / native::sum(hit))};
     });
   }
   return out;
@@ -115,7 +115,7 @@ std::tuple<Tensor, Tensor> dim_extremum(const Tensor& x, int64_t dim, bool keepd
              Tensor pos = make_view(positions, sizes, pos_strides, 0);
              Tensor hit = native::eq(pos, expand_reduced(idx, sizes, mask));
              Tensor spread = expand_reduced(g[0], sizes, mask);
-             return TensorList{native::where(hit, spread, native::wrapped_scalar(g[0], 0))};
+             return TensorList{gr::where(hit, spread, 0)};
            });
   }
   return {values, indices};

@@ -16,8 +16,8 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
            [c = condition.detach(), sa = a.sizes().vec(), sb = b.sizes().vec()](const TensorList& g,
                                                                              const std::vector<bool>& needs) {
              Tensor zero = native::wrapped_scalar(g[0], 0);
-             return TensorList{needs[0] ? native::sum_to(native::where(c, g[0], zero), sa) : Tensor(),
-                               needs[1] ? native::sum_to(native::where(c, zero, g[0]), sb) : Tensor()};
+             return TensorList{needs[0] ? autograd::sum_to(gr::where(c, g[0], zero), sa) : Tensor(),
+                               needs[1] ? autograd::sum_to(gr::where(c, zero, g[0]), sb) : Tensor()};
            });
   }
   return out;
@@ -36,15 +36,16 @@ Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
     record(is_max ? "MaximumBackward" : "MinimumBackward", {a, b}, {out},
            [sa, sb, is_max, shape_a = a.sizes().vec(), shape_b = b.sizes().vec()](const TensorList& g,
                                                                                   const std::vector<bool>& needs) {
-             const Tensor &x = sa.unpack(), &y = sb.unpack();
-             Tensor half = native::mul(g[0], native::wrapped_scalar(g[0], 0.5));
+             // The masks are piecewise constant: only g carries history.
+             Tensor x = sa.unpack(), y = sb.unpack();
+             Tensor half = g[0] * 0.5;
              Tensor zero = native::wrapped_scalar(g[0], 0);
              Tensor tie = native::eq(x, y);
              Tensor a_wins = is_max ? native::gt(x, y) : native::lt(x, y);
-             Tensor ga = native::where(tie, half, native::where(a_wins, g[0], zero));
-             Tensor gb = native::where(tie, half, native::where(a_wins, zero, g[0]));
-             return TensorList{needs[0] ? native::sum_to(ga, shape_a) : Tensor(),
-                               needs[1] ? native::sum_to(gb, shape_b) : Tensor()};
+             Tensor ga = gr::where(tie, half, gr::where(a_wins, g[0], zero));
+             Tensor gb = gr::where(tie, half, gr::where(a_wins, zero, g[0]));
+             return TensorList{needs[0] ? autograd::sum_to(ga, shape_a) : Tensor(),
+                               needs[1] ? autograd::sum_to(gb, shape_b) : Tensor()};
            });
   }
   return out;

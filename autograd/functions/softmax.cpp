@@ -1,4 +1,5 @@
-// softmax and log_softmax with backward (both read the saved output).
+// softmax and log_softmax with backward (both read the saved output; fused kernel for
+// first-order passes, gr:: ops under create_graph).
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/native/softmax.h"
@@ -12,10 +13,15 @@ namespace {
 Tensor softmax_op(const Tensor& x, int64_t dim, bool log) {
   Tensor out = native::softmax(x, dim, log);
   if (autograd::needs_grad(x)) {
-    SavedTensor so(out);
+    SavedTensor so(out, /*is_output=*/true);
     record(log ? "LogSoftmaxBackward" : "SoftmaxBackward", {x}, {out},
            [so, dim, log](const TensorList& g, const std::vector<bool>&) {
-             return TensorList{native::softmax_backward(g[0], so.unpack(), dim, log)};
+             Tensor y = so.unpack();
+             if (!autograd::needs_grad(g[0], y)) return TensorList{native::softmax_backward(g[0], y, dim, log)};
+             // The fused kernel's formulas with gr:: ops (Note [Double backward]):
+             // log_softmax: g - exp(y) * sum(g); softmax: y * (g - sum(g * y)).
+             if (log) return TensorList{g[0] - gr::exp(y) * gr::sum(g[0], {dim}, true)};
+             return TensorList{y * (g[0] - gr::sum(g[0] * y, {dim}, true))};
            });
   }
   return out;

@@ -17,19 +17,33 @@ namespace {
 Tensor reshaping_view(const char* name, const Tensor& self, Tensor out) {
   if (autograd::needs_grad(self))
     record(name, {self}, {out}, [shape = self.sizes().vec()](const TensorList& g, const std::vector<bool>&) {
-      return TensorList{native::reshape(g[0], shape)};
+      return TensorList{g[0].reshape(shape)};
     }, true);
   return out;
 }
 
-// Records a view of a region (slice/narrow/select): the gradient is zero elsewhere.
+// The gradient of a region view (slice/narrow/select): zeros of the input's shape with g
+// in the region. Linear in g; its own backward takes the region of the incoming gradient
+// (the view again), so region views are differentiable to any order.
 template <class RegionOf>
-Tensor region_view(const char* name, const Tensor& self, Tensor out, RegionOf region_of) {
+Tensor region_scatter(const char* name, const Tensor& g, const std::vector<int64_t>& shape, RegionOf region_of) {
+  Tensor full = zeros(shape, g.options());
+  native::copy_(region_of(full), g);
+  if (autograd::needs_grad(g))
+    record(name, {g}, {full}, [region_of](const TensorList& gg, const std::vector<bool>&) {
+      return TensorList{region_of(gg[0])};
+    });
+  return full;
+}
+
+// Records a view of a region; region_of(t) takes the same region of t with Tensor's
+// (differentiable) view methods.
+template <class RegionOf>
+Tensor region_view(const char* name, const char* backward_name, const Tensor& self, Tensor out, RegionOf region_of) {
   if (autograd::needs_grad(self))
-    record(name, {self}, {out}, [shape = self.sizes().vec(), region_of](const TensorList& g, const std::vector<bool>&) {
-      Tensor full = zeros(shape, g[0].options());
-      native::copy_(region_of(full), g[0]);
-      return TensorList{full};
+    record(name, {self}, {out}, [shape = self.sizes().vec(), region_of, backward_name](const TensorList& g,
+                                                                                     const std::vector<bool>&) {
+      return TensorList{region_scatter(backward_name, g[0], shape, region_of)};
     }, true);
   return out;
 }
@@ -49,7 +63,7 @@ Tensor Tensor::permute(IntArrayRef dims) const {
   if (autograd::needs_grad(*this))
     record("PermuteBackward", {*this}, {out},
            [inv = native::inverse_permutation(dims)](const TensorList& g, const std::vector<bool>&) {
-             return TensorList{native::permute(g[0], inv)};
+             return TensorList{g[0].permute(inv)};
            }, true);
   return out;
 }
@@ -58,7 +72,7 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   Tensor out = native::transpose(*this, d0, d1);
   if (autograd::needs_grad(*this))
     record("TransposeBackward", {*this}, {out}, [d0, d1](const TensorList& g, const std::vector<bool>&) {
-      return TensorList{native::transpose(g[0], d0, d1)};
+      return TensorList{g[0].transpose(d0, d1)};
     }, true);
   return out;
 }
@@ -69,27 +83,27 @@ Tensor Tensor::t() const {
 }
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
-  return region_view("SliceBackward", *this, native::slice(*this, d, start, end, step),
-                     [d, start, end, step](const Tensor& full) { return native::slice(full, d, start, end, step); });
+  return region_view("SliceBackward", "SliceBackwardBackward", *this, native::slice(*this, d, start, end, step),
+                     [d, start, end, step](const Tensor& t) { return t.slice(d, start, end, step); });
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   Tensor out = native::narrow(*this, d, start, length);
   int64_t s = start < 0 ? start + size(d) : start;
-  return region_view("NarrowBackward", *this, out,
-                     [d, s, length](const Tensor& full) { return native::narrow(full, d, s, length); });
+  return region_view("NarrowBackward", "NarrowBackwardBackward", *this, out,
+                     [d, s, length](const Tensor& t) { return t.narrow(d, s, length); });
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
-  return region_view("SelectBackward", *this, native::select(*this, d, index),
-                     [d, index](const Tensor& full) { return native::select(full, d, index); });
+  return region_view("SelectBackward", "SelectBackwardBackward", *this, native::select(*this, d, index),
+                     [d, index](const Tensor& t) { return t.select(d, index); });
 }
 
 Tensor Tensor::expand(IntArrayRef shape) const {
   Tensor out = native::expand(*this, shape);
   if (autograd::needs_grad(*this))
     record("ExpandBackward", {*this}, {out}, [in = sizes().vec()](const TensorList& g, const std::vector<bool>&) {
-      return TensorList{native::sum_to(g[0], in)};
+      return TensorList{autograd::sum_to(g[0], in)};
     }, true);
   return out;
 }

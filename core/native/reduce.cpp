@@ -225,16 +225,22 @@ Tensor argmax(const Tensor& x) {
   return max_min(flat(x), 0, false, true).second;
 }
 
+std::vector<int64_t> sum_to_dims(IntArrayRef sizes, IntArrayRef shape) {
+  const int64_t ndim = static_cast<int64_t>(sizes.size()), lead = ndim - static_cast<int64_t>(shape.size());
+  GR_CHECK(lead >= 0, "sum_to: shape ", shape, " has more dims than ", sizes);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (d < lead) dims.push_back(d);
+    else if (shape[d - lead] == 1 && sizes[d] != 1) dims.push_back(d);
+    else GR_CHECK(shape[d - lead] == sizes[d], "sum_to: shape ", shape, " does not broadcast to ", sizes);
+  }
+  return dims;
+}
+
 Tensor sum_to(const Tensor& x, IntArrayRef shape) {
   if (x.sizes() == shape) return x;
   const int64_t lead = x.dim() - static_cast<int64_t>(shape.size());
-  GR_CHECK(lead >= 0, "sum_to: shape ", shape, " has more dims than ", x.sizes());
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < x.dim(); ++d) {
-    if (d < lead) dims.push_back(d);
-    else if (shape[d - lead] == 1 && x.size(d) != 1) dims.push_back(d);
-    else GR_CHECK(shape[d - lead] == x.size(d), "sum_to: shape ", shape, " does not broadcast to ", x.sizes());
-  }
+  std::vector<int64_t> dims = sum_to_dims(x.sizes(), shape);
   Tensor s = dims.empty() ? x : sum(x, dims, true);
   // Drop the leading dims that were kept as size 1.
   std::vector<int64_t> strides(s.strides().begin() + lead, s.strides().end());

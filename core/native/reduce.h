@@ -32,6 +32,9 @@ Tensor argmax(const Tensor& x);  // index into the flattened tensor
 
 // Sums `x` down to `shape` (which broadcasts to x's shape): the adjoint of expand.
 Tensor sum_to(const Tensor& x, IntArrayRef shape);
+// The dims of `sizes` that sum_to(x, shape) sums over (with keepdim; the leading ones are
+// then dropped); throws when `shape` does not broadcast to `sizes`.
+std::vector<int64_t> sum_to_dims(IntArrayRef sizes, IntArrayRef shape);
 // Which dims a reduction over `dims` covers (empty = all), as a mask over ndim dims.
 std::vector<bool> reduction_mask(IntArrayRef dims, int64_t ndim, const char* op);
 // The shape a reduction leaves: reduced dims dropped, or kept as 1.

@@ -102,7 +102,8 @@ Tensor SyncBatchNormBackend::forward(nn::BatchNorm2dImpl& bn, const Tensor& x, d
   Tensor out = native::batch_norm_elemt(x, bn.weight, bn.bias, mean, invstd);
 
   if (autograd::needs_grad(x, bn.weight, bn.bias)) {
-    autograd::record(
+    // Native kernels and collectives: a second backward through it fails (Note [Double backward]).
+    autograd::record_once_differentiable(
         "SyncBatchNormBackward", {x, bn.weight, bn.bias}, {out},
         [group = group_, sx = autograd::SavedTensor(x), sw = autograd::SavedTensor(bn.weight), mean, invstd, count, C,
          dt](const TensorList& grads_out, const std::vector<bool>& needs) {

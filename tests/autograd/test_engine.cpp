@@ -121,7 +121,7 @@ TEST_CASE("autograd::grad returns gradients without touching .grad") {
   Tensor y2 = (x * 2.0).sum();
   CHECK_THROWS_WITH_AS(autograd::grad({y2}, {unused}), doctest::Contains("not have been used"), gr::Error);
   Tensor y3 = (x * 2.0).sum();
-  CHECK_FALSE(autograd::grad({y3}, {unused}, {}, false, true)[0].defined());
+  CHECK_FALSE(autograd::grad({y3}, {unused}, {}, false, false, /*allow_unused=*/true)[0].defined());
 }
 
 TEST_CASE("gradient dtype follows the leaf and broadcasting is undone") {

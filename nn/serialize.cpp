@@ -45,7 +45,10 @@ bool parse_dtype(const std::string& s, ScalarType* t) {
                                                             {"U8", kUInt8},     {"BOOL", kBool},   {"BF16", kBFloat16},
                                                             {"F16", kFloat16}};
   for (const auto& [name, dtype] : table)
-    if (s == name) return *t = dtype, true;
+    if (s == name) {
+      *t = dtype;
+      return true;
+    }
   return false;
 }
 

@@ -1,21 +1,17 @@
 // einsum: the equation is parsed into one label per operand dim; repeated labels become
 // diagonals, labels used by one operand only are summed first, and the operands are then
 // contracted left to right, each pair as one bmm of permuted, reshaped operands. Built from
-// differentiable ops (plus the diagonal pair below), so its backward comes for free.
+// differentiable ops, so its backward comes for free.
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <functional>
 #include <string>
 
-#include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
 
 namespace gr {
-
-using autograd::record;
 
 namespace {
 
@@ -25,36 +21,6 @@ constexpr int kLetters = 52;
 std::string label_name(int l) {
   if (l >= kLetters) return "... dim " + std::to_string(l - kLetters);
   return std::string(1, static_cast<char>(l < 26 ? 'A' + l : 'a' + l - 26));
-}
-
-Tensor diagonal_embed(const Tensor& g, IntArrayRef sizes, int64_t d1, int64_t d2);
-
-// The view of x in which dims d1 < d2 (of equal size) walk together, as dim d1 (d2 dropped).
-Tensor diagonal_view(const Tensor& x, int64_t d1, int64_t d2) {
-  std::vector<int64_t> sizes = x.sizes().vec(), strides = x.strides().vec();
-  strides[d1] += strides[d2];
-  sizes.erase(sizes.begin() + d2), strides.erase(strides.begin() + d2);
-  return make_view(x, sizes, strides, x.storage_offset());
-}
-
-// A copy of the diagonal of dims d1 < d2; its adjoint writes a gradient back onto the diagonal.
-Tensor diagonal(const Tensor& x, int64_t d1, int64_t d2) {
-  Tensor out = native::clone(diagonal_view(x, d1, d2));
-  if (autograd::needs_grad(x))
-    record("DiagonalBackward", {x}, {out}, [sizes = x.sizes().vec(), d1, d2](const TensorList& g, const std::vector<bool>&) {
-      return TensorList{diagonal_embed(g[0], sizes, d1, d2)};
-    });
-  return out;
-}
-
-Tensor diagonal_embed(const Tensor& g, IntArrayRef sizes, int64_t d1, int64_t d2) {
-  Tensor out = zeros(sizes, g.options());
-  native::copy_(diagonal_view(out, d1, d2), g);
-  if (autograd::needs_grad(g))
-    record("DiagonalEmbedBackward", {g}, {out}, [d1, d2](const TensorList& gg, const std::vector<bool>&) {
-      return TensorList{diagonal(gg[0], d1, d2)};
-    });
-  return out;
 }
 
 // An operand with one label per dim.
@@ -208,7 +174,10 @@ Term contract(const Term& a, const Term& b, const std::function<bool(int)>& keep
       for (int l : order)
         for (size_t d = 0; d < x.labels.size(); ++d)
           if (x.labels[d] == l) perm.push_back(static_cast<int64_t>(d));
-      for (int l : order) shape.push_back(contains(x.labels, l) ? x.t.size(std::find(x.labels.begin(), x.labels.end(), l) - x.labels.begin()) : 1);
+      for (int l : order) {
+        const auto at = std::find(x.labels.begin(), x.labels.end(), l);
+        shape.push_back(at == x.labels.end() ? 1 : x.t.size(at - x.labels.begin()));
+      }
       return x.t.permute(perm).reshape(shape);
     };
     out = broadcast(a) * broadcast(b);
@@ -235,7 +204,9 @@ Tensor einsum(std::string_view equation, const TensorList& tensors, OptionalIntA
         if (x.labels[i] == x.labels[j]) {
           GR_CHECK(x.t.size(i) == x.t.size(j), "einsum(): subscript ", label_name(x.labels[i]),
                    " is repeated for operand ", k, " but the sizes don't match, ", x.t.size(j), " != ", x.t.size(i));
-          x.t = diagonal(x.t, static_cast<int64_t>(i), static_cast<int64_t>(j));
+          // gr::diagonal puts the diagonal last; it goes back to dim i, j's place dropped
+          const auto di = static_cast<int64_t>(i), dj = static_cast<int64_t>(j);
+          x.t = gr::diagonal(x.t, 0, di, dj).movedim(-1, di);
           x.labels.erase(x.labels.begin() + j--);
         }
     for (size_t d = 0; d < x.labels.size(); ++d) {

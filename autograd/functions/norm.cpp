@@ -19,13 +19,6 @@ using autograd::SavedTensor;
 
 namespace {
 
-// -1, 0 or 1 per element: a constant (its derivative is zero almost everywhere).
-Tensor sign(const Tensor& x) {
-  Tensor zero = native::wrapped_scalar(x, 0);
-  return native::sub(native::to_dtype(native::gt(x, zero), x.scalar_type()),
-                     native::to_dtype(native::lt(x, zero), x.scalar_type()));
-}
-
 // d ||x||_p / dx, times the incoming gradient (kept dims), as torch's norm_backward.
 Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& norm, double p) {
   if (p == 0) return zeros_like(x);

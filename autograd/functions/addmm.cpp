@@ -1,7 +1,7 @@
 // addmm, baddbmm and addbmm (beta * self + alpha * products) with backward: one GEMM call
 // that scales self by beta in place of a separate add (core/native/gemm.h's baddbmm).
 #include "autograd/function.h"
-#include "autograd/functions/reduce_grad.h"
+#include "autograd/functions/grad_reduce.h"
 #include "autograd/ops.h"
 #include "core/native/gemm.h"
 #include "core/native/shape.h"
@@ -15,6 +15,17 @@ using autograd::SavedTensor;
 namespace {
 
 Tensor mT(const Tensor& t) { return t.transpose(-1, -2); }
+
+// batch1 [B, M, K] and batch2 [B, K, N], as baddbmm and addbmm need them.
+void check_batches(const char* op, const Tensor& batch1, const Tensor& batch2) {
+  GR_CHECK(batch1.defined() && batch2.defined(), op, ": undefined tensor argument");
+  GR_CHECK(batch1.dim() == 3 && batch2.dim() == 3, op, ": batch1 and batch2 must be 3-D tensors, got ",
+           batch1.sizes(), " and ", batch2.sizes());
+  GR_CHECK(batch1.size(0) == batch2.size(0) && batch1.size(2) == batch2.size(1), op,
+           ": Expected size for first two dimensions of batch2 tensor to be: [", batch1.size(0), ", ",
+           batch1.size(2), "] but got: [", batch2.size(0), ", ", batch2.size(1), "] (batch1 ", batch1.sizes(),
+           ", batch2 ", batch2.sizes(), ")");
+}
 
 // beta * self + alpha * bmm(b1, b2) for 3-D operands; `unbatched` drops the size-1 batch
 // (addmm). The backward is written with differentiable ops.
@@ -34,7 +45,7 @@ Tensor baddbmm_impl(const char* op, const Tensor& self, const Tensor& b1, const 
            [s1, s2, beta, alpha, unbatched, self_shape = self.sizes().vec()](const TensorList& g,
                                                                               const std::vector<bool>& needs) {
              Tensor g3 = unbatched ? g[0].unsqueeze(0) : g[0];
-             Tensor gs = needs[0] ? autograd::sum_to(g[0] * beta, self_shape) : Tensor();
+             Tensor gs = needs[0] ? autograd::reduce_grad_to(g[0] * beta, self_shape) : Tensor();
              Tensor g1 = needs[1] ? bmm(g3, mT(s2.unpack())) * alpha : Tensor();
              Tensor g2 = needs[2] ? bmm(mT(s1.unpack()), g3) * alpha : Tensor();
              return TensorList{gs, g1, g2};
@@ -56,22 +67,12 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
 
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                const Scalar& alpha) {
-  GR_CHECK(batch1.defined() && batch2.defined(), "baddbmm: undefined tensor argument");
-  GR_CHECK(batch1.dim() == 3 && batch2.dim() == 3, "baddbmm: batch1 and batch2 must be 3-D tensors, got ",
-           batch1.sizes(), " and ", batch2.sizes());
-  GR_CHECK(batch1.size(0) == batch2.size(0) && batch1.size(2) == batch2.size(1),
-           "baddbmm: Expected size for first two dimensions of batch2 tensor to be: [", batch1.size(0), ", ",
-           batch1.size(2), "] but got: [", batch2.size(0), ", ", batch2.size(1), "] (batch1 ", batch1.sizes(), ")");
+  check_batches("baddbmm", batch1, batch2);
   return baddbmm_impl("baddbmm", self, batch1, batch2, beta.to_double(), alpha.to_double(), false);
 }
 
 Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
-  GR_CHECK(batch1.defined() && batch2.defined(), "addbmm: undefined tensor argument");
-  GR_CHECK(batch1.dim() == 3 && batch2.dim() == 3, "addbmm: batch1 and batch2 must be 3-D tensors, got ",
-           batch1.sizes(), " and ", batch2.sizes());
-  GR_CHECK(batch1.size(0) == batch2.size(0) && batch1.size(2) == batch2.size(1),
-           "addbmm: Expected size for first two dimensions of batch2 tensor to be: [", batch1.size(0), ", ",
-           batch1.size(2), "] but got: [", batch2.size(0), ", ", batch2.size(1), "] (batch1 ", batch1.sizes(), ")");
+  check_batches("addbmm", batch1, batch2);
   // sum_b batch1[b] @ batch2[b] is one product of [M, B*K] and [B*K, N].
   const int64_t B = batch1.size(0), M = batch1.size(1), K = batch1.size(2), N = batch2.size(2);
   return addmm(self, batch1.permute({1, 0, 2}).reshape({M, B * K}), batch2.reshape({B * K, N}), beta, alpha);

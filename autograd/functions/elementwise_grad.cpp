@@ -1,5 +1,6 @@
 // Recording element-wise ops with differentiable backwards (see elementwise_grad.h).
 #include "autograd/functions/elementwise_grad.h"
+#include "autograd/functions/grad_reduce.h"
 
 #include "core/factory.h"
 
@@ -23,7 +24,7 @@ BackwardFn make_backward(SavedState state, ElementwiseGradFn grad) {
     TensorList grads = grad(g[0], in, state.output.defined() ? state.output.unpack() : Tensor(), needs);
     grads.resize(needs.size());
     for (size_t i = 0; i < grads.size(); ++i)
-      grads[i] = needs[i] && grads[i].defined() ? sum_to_shape(grads[i], state.shapes[i]) : Tensor();
+      grads[i] = needs[i] && grads[i].defined() ? reduce_grad_to(grads[i], state.shapes[i]) : Tensor();
     return grads;
   };
 }
@@ -95,17 +96,5 @@ Tensor& record_unary_(const char* name, const char* op, const Tensor& self, cons
 }
 
 Tensor zero_grad_like(const Tensor& g) { return zeros_like(g); }
-
-Tensor sum_to_shape(const Tensor& g, IntArrayRef shape) {
-  if (g.sizes() == shape) return g;
-  const int64_t lead = g.dim() - static_cast<int64_t>(shape.size());
-  GR_CHECK(lead >= 0, "sum_to_shape: gradient of shape ", g.sizes(), " can't be summed to ", shape);
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
-    if (shape[d] == 1 && g.size(lead + d) != 1) dims.push_back(lead + d);
-  if (dims.empty()) return g.reshape(shape);
-  return gr::sum(g, dims, true).reshape(shape);
-}
 
 }  // namespace gr::autograd

@@ -45,7 +45,6 @@ Tensor& record_unary_(const char* name, const char* op, const Tensor& self, cons
 Tensor zero_grad_like(const Tensor& g);
 
 // Sums g (of a broadcast result) down to `shape`, differentiably.
-Tensor sum_to_shape(const Tensor& g, IntArrayRef shape);
 
 }  // namespace gr::autograd
 

@@ -1,6 +1,6 @@
 // reduce_grad_to: sums a gradient down to the shape of an input that was broadcast, with
 // differentiable ops (the twin of native::sum_to for backward functions that must be
-// differentiable again; see Note [Double backward]).
+// differentiable again; see Note [Double backward]). The one such helper of autograd/.
 #pragma once
 
 #include <vector>
@@ -13,6 +13,7 @@ namespace gr::autograd {
 inline Tensor reduce_grad_to(const Tensor& g, IntArrayRef shape) {
   if (g.sizes() == shape) return g;
   const int64_t lead = g.dim() - static_cast<int64_t>(shape.size());
+  GR_CHECK(lead >= 0, "reduce_grad_to: gradient of shape ", g.sizes(), " can't be summed to ", shape);
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < g.dim(); ++d)
     if (d < lead || (shape[d - lead] == 1 && g.size(d) != 1)) dims.push_back(d);

@@ -1,5 +1,6 @@
 // Helpers shared by the reduction ops' backward functions (autograd/functions/*.cpp only):
-// the dims a reduction covers and broadcasting a reduced gradient back over the input.
+// the dims a reduction covers and broadcasting a reduced gradient back over the input (the
+// opposite direction, summing a broadcast gradient down, is grad_reduce.h's reduce_grad_to).
 #pragma once
 
 #include <vector>
@@ -24,9 +25,6 @@ struct ReducedDims {
   // The same broadcast over the input's shape (a stride-0 view).
   Tensor expand(const Tensor& r) const;
 };
-
-// Sums g down to `shape` (which broadcasts to g's shape), differentiably: the adjoint of expand.
-Tensor sum_to(const Tensor& g, IntArrayRef shape);
 
 // cumsum (or cumprod with `product`) along dim, differentiable, forwards or in reverse
 // (out[r] combines x[r..]): backward passes run the scan the other way.

@@ -22,15 +22,6 @@ Tensor ReducedDims::kept(const Tensor& r) const {
 
 Tensor ReducedDims::expand(const Tensor& r) const { return kept(r).expand(sizes); }
 
-Tensor sum_to(const Tensor& g, IntArrayRef shape) {
-  if (g.sizes() == shape) return g;
-  const int64_t lead = g.dim() - static_cast<int64_t>(shape.size());
-  GR_CHECK(lead >= 0, "sum_to: shape ", shape, " has more dims than ", g.sizes());
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < g.dim(); ++d)
-    if (d < lead || (shape[d - lead] == 1 && g.size(d) != 1)) dims.push_back(d);
-  return (dims.empty() ? g : gr::sum(g, dims, true)).reshape(shape);
-}
 
 }  // namespace autograd
 

@@ -252,11 +252,40 @@ void var_cpu(const void* in, void* out, void* mean_out, int64_t outer, int64_t R
 
 // ---- max / min with the index of the first extreme ----
 
-// Ties and NaN follow functors::ArgExtreme, shared with the CUDA kernel; bfloat16/float16
-// compare as float32.
+// Note [Max with indices over rows]
+// Over contiguous rows the extreme value is first found by the lane fold of amax/amin (which
+// vectorises, NaN winning), then its first position by a plain scan that stops there: the
+// same answer as ArgExtreme's single pass (the first extreme, or the first NaN), with the
+// comparisons of the long pass done kLanes at a time.
+template <class Op, class T>
+void max_rows(const T* in, T* values, int64_t* indices, int64_t outer, int64_t R) {
+  parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+    const LaneFolder<Op, T> fold{};
+    for (int64_t o = b; o < e; ++o) {
+      const T* p = in + o * R;
+      const auto best = fold.row(p, R);
+      int64_t i = 0;
+      if (math::isnan(best)) {
+        while (!math::isnan(load(p[i]))) ++i;
+      } else {
+        while (!(load(p[i]) == best)) ++i;
+      }
+      values[o] = p[i];
+      if (indices) indices[o] = i;
+    }
+  });
+}
+
+// Columns: ties and NaN follow functors::ArgExtreme, shared with the CUDA kernel;
+// bfloat16/float16 compare as float32.
 template <class T>
 void max_kernel(const T* in, T* values, int64_t* indices, int64_t outer, int64_t R, int64_t inner, bool is_max) {
   using V = ops::value_t<T>;
+  if (inner == 1) {
+    if (is_max) max_rows<ops::Max<V>>(in, values, indices, outer, R);
+    else max_rows<ops::Min<V>>(in, values, indices, outer, R);
+    return;
+  }
   parallel_for(0, outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
     const functors::ArgExtreme<V> beats{is_max};
     for (int64_t k = b; k < e; ++k) {

@@ -2,7 +2,9 @@
 // for torch::. Each is implemented, forward and backward together, in autograd/functions/.
 #pragma once
 
+#include <concepts>
 #include <optional>
+#include <string_view>
 #include <tuple>
 
 #include "core/generator.h"
@@ -44,20 +46,6 @@ Tensor gt(const Tensor& a, const Tensor& b);
 Tensor lt(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Tensor& b);
 Tensor le(const Tensor& a, const Tensor& b);
-
-// ---- reductions (dims empty = all) ----
-Tensor sum(const Tensor& x);
-Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim = false);
-Tensor mean(const Tensor& x);
-Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim = false);
-Tensor var(const Tensor& x);  // unbiased, over all elements; var(x, {}, false) for biased
-Tensor var(const Tensor& x, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
-Tensor max(const Tensor& x);
-std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);  // values, indices
-Tensor min(const Tensor& x);
-std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
-Tensor argmax(const Tensor& x);
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
 
 // ---- linear algebra ----
 Tensor matmul(const Tensor& a, const Tensor& b);
@@ -249,6 +237,130 @@ inline Tensor& operator^=(Tensor& a, const Tensor& b) { return a.bitwise_xor_(b)
 inline Tensor& operator^=(Tensor& a, const Scalar& b) { return a.bitwise_xor_(b); }
 
 // ---- reductions and linear algebra (breadth) ----
+// Reductions take libtorch's overloads; a dim list that is nullopt or empty means all dims.
+// bfloat16/float16 inputs accumulate in float32 and are rounded once.
+Tensor sum(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
+Tensor sum(const Tensor& x, OptionalIntArrayRef dim, bool keepdim = false,
+           std::optional<ScalarType> dtype = std::nullopt);  // integers and bool sum to int64
+Tensor mean(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& x, OptionalIntArrayRef dim, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt);
+Tensor prod(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
+Tensor prod(const Tensor& x, int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+// var/std divide by N - correction (unbiased: correction 1). As in libtorch, var(x, dims, 0)
+// picks the `unbiased` overload; pass a Scalar (or std::optional<Scalar>) for other corrections.
+// The one-argument `unbiased` forms take exactly a bool, so var(x, {1}) and x.var({1}) reduce
+// dim 1 (a braced {1} would otherwise convert to bool).
+Tensor var(const Tensor& x, OptionalIntArrayRef dim, bool unbiased, bool keepdim = false);
+Tensor var(const Tensor& x, OptionalIntArrayRef dim = std::nullopt,
+           const std::optional<Scalar>& correction = std::nullopt, bool keepdim = false);
+template <std::same_as<bool> B>  // exactly bool: a braced {1} must pick the dim overloads
+Tensor var(const Tensor& x, B unbiased) {
+  return var(x, std::nullopt, static_cast<bool>(unbiased));
+}
+Tensor std(const Tensor& x, OptionalIntArrayRef dim, bool unbiased, bool keepdim = false);
+Tensor std(const Tensor& x, OptionalIntArrayRef dim = std::nullopt,
+           const std::optional<Scalar>& correction = std::nullopt, bool keepdim = false);
+template <std::same_as<bool> B>  // exactly bool: a braced {1} must pick the dim overloads
+Tensor std(const Tensor& x, B unbiased) {
+  return std(x, std::nullopt, static_cast<bool>(unbiased));
+}
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, OptionalIntArrayRef dim, bool unbiased, bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, OptionalIntArrayRef dim = std::nullopt,
+                                    const std::optional<Scalar>& correction = std::nullopt, bool keepdim = false);
+template <std::same_as<bool> B>  // exactly bool: a braced {1} must pick the dim overloads
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, B unbiased) {
+  return var_mean(x, std::nullopt, static_cast<bool>(unbiased));
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, OptionalIntArrayRef dim, bool unbiased, bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, OptionalIntArrayRef dim = std::nullopt,
+                                    const std::optional<Scalar>& correction = std::nullopt, bool keepdim = false);
+template <std::same_as<bool> B>  // exactly bool: a braced {1} must pick the dim overloads
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, B unbiased) {
+  return std_mean(x, std::nullopt, static_cast<bool>(unbiased));
+}
+// p-norms: p = 0 counts non-zeros, +-inf take the max/min of |x|; p nullopt means 2.
+Tensor norm(const Tensor& x, const Scalar& p = 2);
+Tensor norm(const Tensor& x, const std::optional<Scalar>& p, ScalarType dtype);
+Tensor norm(const Tensor& x, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim = false);
+Tensor norm(const Tensor& x, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim, ScalarType dtype);
+// torch.norm's string form: "fro" (the 2-norm of the elements over dim); "nuc" is refused.
+// (A string literal binds to the array overloads exactly: a const char* parameter would also
+// take the literal 0, and Scalar's bool constructor takes any pointer.)
+Tensor norm(const Tensor& x, std::string_view p, IntArrayRef dim = {}, bool keepdim = false);
+template <size_t N>
+Tensor norm(const Tensor& x, const char (&p)[N], IntArrayRef dim = {}, bool keepdim = false) {
+  return norm(x, std::string_view(p), dim, keepdim);
+}
+Tensor frobenius_norm(const Tensor& x, IntArrayRef dim, bool keepdim = false);
+Tensor logsumexp(const Tensor& x, IntArrayRef dim, bool keepdim = false);
+// Running sum/product along dim (integers and bool give int64 unless dtype says otherwise).
+Tensor cumsum(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+// max/min of all elements, or along dim with the index of the first extreme (NaN wins).
+Tensor max(const Tensor& x);
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);  // values, indices
+Tensor min(const Tensor& x);
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
+// amax/amin: gradient shared evenly by the elements equal to the result.
+Tensor amax(const Tensor& x, IntArrayRef dim = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, IntArrayRef dim = {}, bool keepdim = false);
+// With no dim, the index into the flattened tensor.
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+// The lower of the two middle values (NaN if any is NaN); nanmedian ignores NaN.
+Tensor median(const Tensor& x);
+std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor nanmedian(const Tensor& x);
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim = false);
+// Logical reductions (not differentiable): bool results, uint8 for uint8 input (as torch).
+Tensor any(const Tensor& x);
+Tensor any(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor any(const Tensor& x, OptionalIntArrayRef dim, bool keepdim = false);
+Tensor all(const Tensor& x);
+Tensor all(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor all(const Tensor& x, OptionalIntArrayRef dim, bool keepdim = false);
+Tensor count_nonzero(const Tensor& x, IntArrayRef dim);
+Tensor count_nonzero(const Tensor& x, std::optional<int64_t> dim = std::nullopt);
+
+// beta * self + alpha * (mat1 @ mat2); self broadcasts to the product's shape. beta == 0
+// ignores self (even NaN), as torch.
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
+             const Scalar& alpha = 1);
+// beta * self + alpha * sum_i batch1[i] @ batch2[i]
+Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+              const Scalar& alpha = 1);
+// beta * self + alpha * bmm(batch1, batch2)
+Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+               const Scalar& alpha = 1);
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor mv(const Tensor& mat, const Tensor& vec);
+Tensor outer(const Tensor& a, const Tensor& b);
+Tensor ger(const Tensor& a, const Tensor& b);  // outer's old name
+// Contracts dims_a of a with dims_b of b; the int form contracts a's last `dims` dims with b's first.
+Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b);
+Tensor tensordot(const Tensor& a, const Tensor& b, int64_t dims = 2);
+// Einstein summation: "ij,jk->ik", repeated indices (traces, diagonals), "..." broadcasting,
+// implicit outputs; contracted pairwise by batched matrix products, left to right. `path`
+// (opt_einsum's contraction order) is accepted for libtorch's signature and must be empty.
+Tensor einsum(std::string_view equation, const TensorList& tensors, OptionalIntArrayRef path = std::nullopt);
+
+namespace linalg {
+// The ord-norm of x's elements over dim (all when nullopt); ord as in norm.
+Tensor vector_norm(const Tensor& x, const Scalar& ord = 2, OptionalIntArrayRef dim = std::nullopt,
+                   bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+// Matrix norms over the two dims `dim`: "fro", or ord = 1, -1 (max/min column sum of |x|),
+// inf, -inf (max/min row sum). ord = 2, -2 and "nuc" need an SVD and are refused.
+Tensor matrix_norm(const Tensor& x, const Scalar& ord, IntArrayRef dim = {-2, -1}, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt);
+Tensor matrix_norm(const Tensor& x, std::string_view ord = "fro", IntArrayRef dim = {-2, -1}, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt);
+template <size_t N>
+Tensor matrix_norm(const Tensor& x, const char (&ord)[N], IntArrayRef dim = {-2, -1}, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt) {
+  return matrix_norm(x, std::string_view(ord), dim, keepdim, dtype);
+}
+}  // namespace linalg
 
 // ---- shape and indexing (breadth) ----
 // Views and splits into views (autograd/functions/shape_views.cpp, splits.cpp).

@@ -76,22 +76,6 @@ Tensor Tensor::pow(const Tensor& e) const { return gr::pow(*this, e); }
 Tensor Tensor::relu() const { return gr::relu(*this); }
 Tensor Tensor::sigmoid() const { return gr::sigmoid(*this); }
 Tensor Tensor::tanh() const { return gr::tanh(*this); }
-Tensor Tensor::sum() const { return gr::sum(*this); }
-Tensor Tensor::sum(IntArrayRef dims, bool keepdim) const { return gr::sum(*this, dims, keepdim); }
-Tensor Tensor::mean() const { return gr::mean(*this); }
-Tensor Tensor::mean(IntArrayRef dims, bool keepdim) const { return gr::mean(*this, dims, keepdim); }
-Tensor Tensor::max() const { return gr::max(*this); }
-std::pair<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const {
-  auto [v, i] = gr::max(*this, dim, keepdim);
-  return {v, i};
-}
-Tensor Tensor::min() const { return gr::min(*this); }
-std::pair<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
-  auto [v, i] = gr::min(*this, dim, keepdim);
-  return {v, i};
-}
-Tensor Tensor::var() const { return gr::var(*this); }
-Tensor Tensor::var(IntArrayRef dims, bool unbiased, bool keepdim) const { return gr::var(*this, dims, unbiased, keepdim); }
 Tensor Tensor::matmul(const Tensor& o) const { return gr::matmul(*this, o); }
 Tensor Tensor::mm(const Tensor& o) const { return gr::mm(*this, o); }
 Tensor Tensor::log_softmax(int64_t dim) const { return gr::log_softmax(*this, dim); }

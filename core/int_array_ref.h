@@ -4,6 +4,7 @@
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <ostream>
 #include <vector>
 
@@ -44,6 +45,39 @@ class IntArrayRef {
   int64_t one_ = 0;
   const int64_t* data_ = nullptr;
   size_t size_ = 0;
+};
+
+// An optional list of dims (libtorch's at::OptionalIntArrayRef), accepting nullopt, {braces},
+// vectors, IntArrayRef and one integer. A class rather than std::optional<IntArrayRef>,
+// which a braced list cannot initialise.
+class OptionalIntArrayRef {
+ public:
+  OptionalIntArrayRef() = default;
+  OptionalIntArrayRef(std::nullopt_t) {}
+  OptionalIntArrayRef(IntArrayRef a) : value_(a), has_value_(true) {}
+  OptionalIntArrayRef(const std::vector<int64_t>& v) : value_(v), has_value_(true) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
+  OptionalIntArrayRef(std::initializer_list<int64_t> list) : value_(list.begin(), list.size()), has_value_(true) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+  template <std::integral T>
+    requires(!std::same_as<T, bool>)
+  OptionalIntArrayRef(T one) : value_(one), has_value_(true) {}
+  OptionalIntArrayRef(const std::optional<IntArrayRef>& o) : value_(o.value_or(IntArrayRef())), has_value_(o.has_value()) {}
+
+  bool has_value() const { return has_value_; }
+  explicit operator bool() const { return has_value_; }
+  const IntArrayRef& operator*() const { return value_; }
+  const IntArrayRef* operator->() const { return &value_; }
+  IntArrayRef value_or(IntArrayRef other) const { return has_value_ ? value_ : other; }
+
+ private:
+  IntArrayRef value_;
+  bool has_value_ = false;
 };
 
 // Prints [2, 3, 4].

@@ -154,16 +154,6 @@ class Tensor {
   Tensor relu() const;
   Tensor sigmoid() const;
   Tensor tanh() const;
-  Tensor sum() const;
-  Tensor sum(IntArrayRef dims, bool keepdim = false) const;
-  Tensor mean() const;
-  Tensor mean(IntArrayRef dims, bool keepdim = false) const;
-  Tensor max() const;
-  std::pair<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // values, indices
-  Tensor min() const;
-  std::pair<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
-  Tensor var() const;  // unbiased, over all elements
-  Tensor var(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
   Tensor matmul(const Tensor& o) const;
   Tensor mm(const Tensor& o) const;
   Tensor log_softmax(int64_t dim) const;
@@ -327,6 +317,58 @@ class Tensor {
   Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
 
   // ---- reductions and linear algebra (breadth) ----
+  // As the gr:: functions of autograd/ops.h (same overloads and defaults).
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(OptionalIntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(OptionalIntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  template <std::same_as<bool> B>  // exactly bool, as gr::var(x, unbiased)
+  Tensor var(B unbiased) const {
+    return var(std::nullopt, static_cast<bool>(unbiased));
+  }
+  Tensor var(OptionalIntArrayRef dim, bool unbiased, bool keepdim = false) const;
+  Tensor var(OptionalIntArrayRef dim = std::nullopt, const std::optional<Scalar>& correction = std::nullopt,
+             bool keepdim = false) const;
+  template <std::same_as<bool> B>  // exactly bool, as gr::std(x, unbiased)
+  Tensor std(B unbiased) const {
+    return std(std::nullopt, static_cast<bool>(unbiased));
+  }
+  Tensor std(OptionalIntArrayRef dim, bool unbiased, bool keepdim = false) const;
+  Tensor std(OptionalIntArrayRef dim = std::nullopt, const std::optional<Scalar>& correction = std::nullopt,
+             bool keepdim = false) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(const std::optional<Scalar>& p, ScalarType dtype) const;
+  Tensor norm(const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim = false) const;
+  Tensor norm(const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim, ScalarType dtype) const;
+  Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
+  Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // values, indices
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor median() const;
+  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+  Tensor nanmedian() const;
+  std::tuple<Tensor, Tensor> nanmedian(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor count_nonzero(IntArrayRef dim) const;
+  Tensor count_nonzero(std::optional<int64_t> dim = std::nullopt) const;
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor addbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor dot(const Tensor& o) const;
+  Tensor mv(const Tensor& vec) const;
+  Tensor outer(const Tensor& vec2) const;
+  Tensor ger(const Tensor& vec2) const;
 
   // ---- shape and indexing (breadth) ----
   // Views (share storage, as libtorch's do) and splits into views.

@@ -3,7 +3,7 @@
 // each other's adjoint: index's backward puts the gradient, with accumulation, into zeros, and
 // index_put's value gradient indexes it, so both are differentiable again.
 #include "autograd/function.h"
-#include "autograd/functions/grad_reduce.h"
+#include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
 #include "core/native/copy.h"
@@ -32,7 +32,7 @@ void record_put(const Tensor& self, const IndexList& indices, const Tensor& valu
            Tensor gself, gvalues;
            if (needs[0])
              gself = accumulate ? g[0] : index_put(g[0], indices, zeros({}, g[0].options()), false);
-           if (needs[1]) gvalues = autograd::reduce_grad_to(index(g[0], indices), shape);
+           if (needs[1]) gvalues = autograd::sum_to(index(g[0], indices), shape);
            return TensorList{gself, gvalues};
          });
 }

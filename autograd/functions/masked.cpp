@@ -2,7 +2,7 @@
 // masked_select and masked_scatter are each other's adjoint, so the backwards are
 // differentiable again. Out of place, self and mask broadcast together (as torch).
 #include "autograd/function.h"
-#include "autograd/functions/grad_reduce.h"
+#include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
 #include "core/native/copy.h"
@@ -13,7 +13,7 @@
 namespace gr {
 
 using autograd::record;
-using autograd::reduce_grad_to;
+using autograd::sum_to;
 
 namespace {
 
@@ -50,7 +50,7 @@ void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor&
                picked = index_add(zeros({numel}, g[0].options()), 0, arange(picked.numel(), TensorOptions(kInt64).device(g[0].device())), picked);
              gs = picked.reshape(src_shape);
            }
-           return TensorList{needs[0] ? reduce_grad_to(g[0].masked_fill(m, 0), self_shape) : Tensor(), gs};
+           return TensorList{needs[0] ? sum_to(g[0].masked_fill(m, 0), self_shape) : Tensor(), gs};
          });
 }
 
@@ -61,7 +61,7 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) 
   if (autograd::needs_grad(self))
     record("MaskedFillBackward", {self}, {out},
            [m = mask.detach(), shape = self.sizes().vec()](const TensorList& g, const std::vector<bool>&) {
-             return TensorList{reduce_grad_to(g[0].masked_fill(m, 0), shape)};
+             return TensorList{sum_to(g[0].masked_fill(m, 0), shape)};
            });
   return out;
 }
@@ -106,7 +106,7 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
   if (autograd::needs_grad(self))
     record("MaskedSelectBackward", {self}, {out},
            [m = m, shape, self_shape = self.sizes().vec()](const TensorList& g, const std::vector<bool>&) {
-             return TensorList{reduce_grad_to(masked_scatter(zeros(shape, g[0].options()), m, g[0]), self_shape)};
+             return TensorList{sum_to(masked_scatter(zeros(shape, g[0].options()), m, g[0]), self_shape)};
            });
   return out;
 }

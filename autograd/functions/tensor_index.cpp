@@ -3,7 +3,7 @@
 // "..." skips dims (all views of self); index tensors and masks are collected, one entry per
 // dim they start at, and go to advanced indexing (advanced_index.cpp) on the sliced view.
 #include "autograd/function.h"
-#include "autograd/functions/grad_reduce.h"
+#include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
 
@@ -184,7 +184,7 @@ const Tensor& put(const Tensor& self, const std::vector<TensorIndex>& indices, c
              }
              if (needs[1]) {
                Tensor region = get_item(g[0], indices);
-               gvalue = autograd::reduce_grad_to(region, without_leading_ones(shape)).reshape(shape).to(dtype);
+               gvalue = autograd::sum_to(region, without_leading_ones(shape)).reshape(shape).to(dtype);
              }
              return TensorList{gself, gvalue};
            });

@@ -159,14 +159,21 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor bmm(const Tensor& a, const Tensor& b) {
-  check_matmul_args(a, b, "bmm");
-  GR_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got ", a.sizes(), " and ", b.sizes());
-  GR_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), "bmm: shapes ", a.sizes(), " and ", b.sizes(),
+Tensor bmm(const Tensor& a, const Tensor& b) { return baddbmm({}, a, b, 0.0, 1.0, "bmm"); }
+
+Tensor baddbmm(const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha, const char* op) {
+  check_matmul_args(a, b, op);
+  GR_CHECK(a.dim() == 3 && b.dim() == 3, op, ": expected 3-D tensors, got ", a.sizes(), " and ", b.sizes());
+  GR_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), op, ": shapes ", a.sizes(), " and ", b.sizes(),
            " cannot be multiplied");
   const int64_t batch = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);
   Tensor out = empty({batch, M, N}, a.options());
   if (out.numel() == 0) return out;
+  if (beta != 0.0) {
+    GR_CHECK(self.defined() && self.scalar_type() == a.scalar_type() && self.device() == a.device(), op,
+             ": self must be a ", a.scalar_type(), " tensor on ", a.device());
+    copy_(out, self);  // broadcasts self to [batch, M, N]; the GEMM scales it by beta
+  }
   auto operand = [](const Tensor& t) {
     GemmOperand op = gemm_operand(t, t.stride(1), t.stride(2), t.size(1), t.size(2), t.data_ptr());
     if (op.data) return std::make_pair(t, op);
@@ -176,8 +183,8 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   auto [at, A] = operand(a);
   auto [bt, B] = operand(b);
   // A 3-D operand has one batch stride, so the whole batch is one strided-batched call.
-  gemm_batched_stub(a.device(), a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, A.data, A.ld, at.stride(0),
-                    B.data, B.ld, bt.stride(0), 0.0, out.data_ptr(), std::max<int64_t>(N, 1), M * N, batch);
+  gemm_batched_stub(a.device(), a.scalar_type(), A.trans, B.trans, M, N, K, alpha, A.data, A.ld, at.stride(0),
+                    B.data, B.ld, bt.stride(0), beta, out.data_ptr(), std::max<int64_t>(N, 1), M * N, batch);
   return out;
 }
 

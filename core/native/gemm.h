@@ -39,6 +39,10 @@ void set_gemm_threads(int n);
 Tensor mm(const Tensor& a, const Tensor& b);
 // out[i] = a[i] @ b[i] for 3-D tensors of equal batch size.
 Tensor bmm(const Tensor& a, const Tensor& b);
+// beta * self + alpha * bmm(a, b): self broadcasts to [batch, M, N] and is read only when
+// beta != 0 (so NaN in it is ignored with beta = 0, as torch). `op` names the caller in errors.
+Tensor baddbmm(const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha,
+               const char* op = "baddbmm");
 // torch.matmul: dot, mat-vec, vec-mat, mm, and batched products with broadcast batch dims.
 Tensor matmul(const Tensor& a, const Tensor& b);
 

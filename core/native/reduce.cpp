@@ -1,17 +1,26 @@
-// Reductions: layout planning ([outer, R, inner] views) and the CPU kernels.
+// Reductions: layout planning ([outer, R, inner] views), result dtypes, argument checks and
+// dispatch. The CPU kernels are in reduce_cpu.cpp, the CUDA ones in cuda_kernels/reduce*.cu.
 #include "core/native/reduce.h"
 
-#include <numeric>
+#include <cmath>
 
 #include "core/factory.h"
-#include "core/functors.h"
 #include "core/native/copy.h"
 #include "core/native/elementwise.h"
-#include "core/parallel.h"
+#include "core/native/shape.h"
 
 namespace gr::native {
 
 GR_DEFINE_DISPATCH(SumFn, sum_stub);
+GR_DEFINE_DISPATCH(ReduceFn, mean_stub);
+GR_DEFINE_DISPATCH(ReduceFn, prod_stub);
+GR_DEFINE_DISPATCH(ReduceFn, amax_stub);
+GR_DEFINE_DISPATCH(ReduceFn, amin_stub);
+GR_DEFINE_DISPATCH(ReduceFn, norm_stub);
+GR_DEFINE_DISPATCH(ReduceFn, any_stub);
+GR_DEFINE_DISPATCH(ReduceFn, all_stub);
+GR_DEFINE_DISPATCH(ReduceFn, count_nonzero_stub);
+GR_DEFINE_DISPATCH(VarFn, var_stub);
 GR_DEFINE_DISPATCH(MaxFn, max_stub);
 
 std::vector<bool> reduction_mask(IntArrayRef dims, int64_t ndim, const char* op) {
@@ -32,6 +41,18 @@ std::vector<int64_t> reduced_shape(IntArrayRef sizes, const std::vector<bool>& m
     else if (keepdim) out.push_back(1);
   }
   return out;
+}
+
+int64_t reduced_numel(IntArrayRef sizes, const std::vector<bool>& mask) {
+  int64_t n = 1;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (mask[d]) n *= sizes[d];
+  return n;
+}
+
+ScalarType sum_result_type(ScalarType input, std::optional<ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return is_floating_point(input) ? input : kInt64;
 }
 
 namespace {
@@ -71,80 +92,157 @@ Plan plan_reduction(const Tensor& x, const std::vector<bool>& mask) {
   return p;
 }
 
-template <class In, class Out>
-void sum_kernel(const In* in, Out* out, int64_t outer, int64_t R, int64_t inner) {
-  using Acc = acc_t<In>;
-  if (inner == 1) {
-    parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) {
-        const In* row = in + o * R;
-        Acc acc[4] = {0, 0, 0, 0};
-        int64_t r = 0;
-        for (; r + 4 <= R; r += 4)
-          for (int k = 0; k < 4; ++k) acc[k] += static_cast<Acc>(row[r + k]);
-        for (; r < R; ++r) acc[0] += static_cast<Acc>(row[r]);
-        out[o] = static_cast<Out>((acc[0] + acc[1]) + (acc[2] + acc[3]));
-      }
-    });
-    return;
+// Reduces x over `dims` into a new tensor of `out_dtype` with the stub (x already has the
+// dtype the stub computes from).
+Tensor run_reduce(const DispatchStub<ReduceFn>& stub, const Tensor& x, IntArrayRef dims, bool keepdim,
+                  ScalarType out_dtype, const char* op, double param = 0) {
+  GR_CHECK(x.defined(), op, ": undefined tensor argument");
+  std::vector<bool> mask = reduction_mask(dims, x.dim(), op);
+  Tensor out = empty(reduced_shape(x.sizes(), mask, keepdim), TensorOptions(out_dtype).device(x.device()));
+  if (out.numel() == 0) return out;
+  Plan p = plan_reduction(x, mask);
+  stub(x.device(), p.input.data_ptr(), out.data_ptr(), p.outer, p.R, p.inner, x.scalar_type(), param);
+  return out;
+}
+
+// Reductions without an identity (amax, amin, the +-inf norms) refuse to reduce an empty
+// dim into a non-empty result. Returns the first such dim, or -1.
+int64_t empty_reduced_dim(const Tensor& x, IntArrayRef dims, const char* op) {
+  std::vector<bool> mask = reduction_mask(dims, x.dim(), op);
+  if (reduced_numel(x.sizes(), mask) != 0) return -1;
+  int64_t out_numel = 1;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (!mask[d]) out_numel *= x.size(d);
+  if (out_numel == 0) return -1;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (mask[d] && x.size(d) == 0) return d;
+  return -1;
+}
+
+void check_nonempty(const Tensor& x, IntArrayRef dims, const char* op) {
+  int64_t d = empty_reduced_dim(x, dims, op);
+  GR_CHECK(d < 0, op, "(): Expected reduction dim ", d, " to have non-zero size (input ", x.sizes(),
+           "; the operation has no identity)");
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  GR_CHECK(x.defined(), "sum: undefined tensor argument");
+  const ScalarType out_t = sum_result_type(x.scalar_type(), dtype);
+  // An explicit dtype converts the input first; integers and bool otherwise widen in the kernel.
+  Tensor in = dtype ? to_dtype(x, *dtype) : x;
+  std::vector<bool> mask = reduction_mask(dims, in.dim(), "sum");
+  Tensor out = empty(reduced_shape(in.sizes(), mask, keepdim), TensorOptions(out_t).device(in.device()));
+  if (out.numel() == 0) return out;
+  Plan p = plan_reduction(in, mask);
+  sum_stub(in.device(), p.input.data_ptr(), out.data_ptr(), p.outer, p.R, p.inner, in.scalar_type(), out_t);
+  return out;
+}
+
+Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  GR_CHECK(x.defined(), "mean: undefined tensor argument");
+  const ScalarType t = dtype.value_or(x.scalar_type());
+  GR_CHECK(is_floating_point(t), "mean(): could not infer output dtype. ",
+           dtype ? "Optional dtype must be either a floating point or complex dtype. Got: "
+                 : "Input dtype must be either a floating point or complex dtype. Got: ",
+           t);
+  const double count = static_cast<double>(reduced_numel(x.sizes(), reduction_mask(dims, x.dim(), "mean")));
+  return run_reduce(mean_stub, to_dtype(x, t), dims, keepdim, t, "mean", count);
+}
+
+Tensor prod(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  GR_CHECK(x.defined(), "prod: undefined tensor argument");
+  Tensor in = dtype ? to_dtype(x, *dtype) : x;
+  return run_reduce(prod_stub, in, dims, keepdim, sum_result_type(in.scalar_type(), std::nullopt), "prod");
+}
+
+Tensor amax(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  GR_CHECK(x.defined(), "amax: undefined tensor argument");
+  check_nonempty(x, dims, "amax");
+  return run_reduce(amax_stub, x, dims, keepdim, x.scalar_type(), "amax");
+}
+
+Tensor amin(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  GR_CHECK(x.defined(), "amin: undefined tensor argument");
+  check_nonempty(x, dims, "amin");
+  return run_reduce(amin_stub, x, dims, keepdim, x.scalar_type(), "amin");
+}
+
+Tensor vector_norm(const Tensor& x, double p, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype,
+                   const char* op) {
+  GR_CHECK(x.defined(), op, ": undefined tensor argument");
+  GR_CHECK(x.is_floating_point(), op, ": Expected a floating point or complex tensor as input. Got ",
+           x.scalar_type());
+  GR_CHECK(!dtype || is_floating_point(*dtype), op, ": dtype should be floating point or complex, but got ", *dtype);
+  GR_CHECK(!dtype || promote_types(x.scalar_type(), *dtype) == *dtype, op, ": the dtype of the input (",
+           x.scalar_type(), ") should be convertible without narrowing to the specified dtype (", *dtype, ")");
+  if (std::isinf(p)) {
+    const int64_t d = empty_reduced_dim(x, dims, op);
+    GR_CHECK(d < 0 || !dims.empty(), op, " cannot compute the ", p > 0 ? "" : "-",
+             "inf norm on an empty tensor because the operation does not have an identity");
+    GR_CHECK(d < 0, op, " cannot compute the ", p > 0 ? "" : "-", "inf norm on the dimension ", d,
+             " because this dimension is empty and the operation does not have an identity (input ", x.sizes(), ")");
   }
-  // Column sums: accumulate rows of `inner` values into a tile buffer.
-  constexpr int64_t kTile = 512;
-  const int64_t tiles = (inner + kTile - 1) / kTile;
-  parallel_for(0, outer * tiles, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R * kTile, 1)),
-               [&](int64_t b, int64_t e) {
-                 Acc acc[kTile];
-                 for (int64_t task = b; task < e; ++task) {
-                   int64_t o = task / tiles, j0 = (task % tiles) * kTile, n = std::min(kTile, inner - j0);
-                   for (int64_t j = 0; j < n; ++j) acc[j] = 0;
-                   const In* base = in + o * R * inner + j0;
-                   for (int64_t r = 0; r < R; ++r)
-                     for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<Acc>(base[r * inner + j]);
-                   for (int64_t j = 0; j < n; ++j) out[o * inner + j0 + j] = static_cast<Out>(acc[j]);
-                 }
-               });
+  Tensor in = dtype ? to_dtype(x, *dtype) : x;
+  return run_reduce(norm_stub, in, dims, keepdim, in.scalar_type(), op, p);
 }
 
-void sum_cpu(const void* in, void* out, int64_t outer, int64_t R, int64_t inner, ScalarType in_t, ScalarType out_t) {
-  dispatch_all(in_t, "sum", [&]<class In>() {
-    dispatch_all(out_t, "sum", [&]<class Out>() {
-      if constexpr (std::is_same_v<In, BFloat16> || std::is_same_v<In, Half> || std::is_same_v<Out, BFloat16> ||
-                    std::is_same_v<Out, Half> || std::is_same_v<Out, bool>) {
-        GR_ERROR("sum: dtype ", in_t, " -> ", out_t, " is not supported");
-      } else {
-        sum_kernel(static_cast<const In*>(in), static_cast<Out*>(out), outer, R, inner);
-      }
-    });
-  });
-}
-GR_REGISTER_KERNEL(sum_stub, kCPU, &sum_cpu);
-
-template <class T>
-void max_kernel(const T* in, T* values, int64_t* indices, int64_t outer, int64_t R, int64_t inner, bool is_max) {
-  parallel_for(0, outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) {
-      int64_t o = k / inner, j = k % inner;
-      const T* p = in + o * R * inner + j;
-      const functors::ArgExtreme<T> beats{is_max};  // shared with the CUDA kernel
-      T best = p[0];
-      int64_t best_i = 0;
-      for (int64_t r = 1; r < R && !math::isnan(best); ++r) {
-        T v = p[r * inner];
-        if (beats(v, r, best, best_i)) best = v, best_i = r;
-      }
-      values[k] = best;
-      if (indices) indices[k] = best_i;
-    }
-  });
+Tensor any(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  GR_CHECK(x.defined(), "any: undefined tensor argument");
+  return run_reduce(any_stub, x, dims, keepdim, x.scalar_type() == kUInt8 ? kUInt8 : kBool, "any");
 }
 
-void max_cpu(const void* in, void* values, int64_t* indices, int64_t outer, int64_t R, int64_t inner, ScalarType t,
-             bool is_max) {
-  dispatch_arith(t, "max", [&]<class T>() {
-    max_kernel(static_cast<const T*>(in), static_cast<T*>(values), indices, outer, R, inner, is_max);
-  });
+Tensor all(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  GR_CHECK(x.defined(), "all: undefined tensor argument");
+  return run_reduce(all_stub, x, dims, keepdim, x.scalar_type() == kUInt8 ? kUInt8 : kBool, "all");
 }
-GR_REGISTER_KERNEL(max_stub, kCPU, &max_cpu);
+
+Tensor count_nonzero(const Tensor& x, IntArrayRef dims) {
+  GR_CHECK(x.defined(), "count_nonzero: undefined tensor argument");
+  return run_reduce(count_nonzero_stub, x, dims, false, kInt64, "count_nonzero");
+}
+
+std::pair<Tensor, Tensor> var_mean(const Tensor& x, IntArrayRef dims, double correction, bool keepdim,
+                                   bool take_sqrt) {
+  const char* op = take_sqrt ? "std" : "var";
+  GR_CHECK(x.defined(), op, ": undefined tensor argument");
+  GR_CHECK(x.is_floating_point(), op, "(): std and var only support floating point and complex dtypes, got ",
+           x.scalar_type());
+  std::vector<bool> mask = reduction_mask(dims, x.dim(), op);
+  std::vector<int64_t> shape = reduced_shape(x.sizes(), mask, keepdim);
+  Tensor out = empty(shape, x.options()), mean_out = empty(shape, x.options());
+  if (out.numel() == 0) return {out, mean_out};
+  Plan p = plan_reduction(x, mask);
+  var_stub(x.device(), p.input.data_ptr(), out.data_ptr(), mean_out.data_ptr(), p.outer, p.R, p.inner,
+           x.scalar_type(), correction, take_sqrt);
+  return {out, mean_out};
+}
+
+Tensor var(const Tensor& x, IntArrayRef dims, double correction, bool keepdim) {
+  return var_mean(x, dims, correction, keepdim, false).first;
+}
+Tensor std(const Tensor& x, IntArrayRef dims, double correction, bool keepdim) {
+  return var_mean(x, dims, correction, keepdim, true).first;
+}
+
+Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  GR_CHECK(x.defined(), "logsumexp: undefined tensor argument");
+  Tensor in = x.is_floating_point() ? x : to_dtype(x, kFloat32);
+  std::vector<bool> mask = reduction_mask(dims, in.dim(), "logsumexp");
+  if (reduced_numel(in.sizes(), mask) == 0)
+    return full(reduced_shape(in.sizes(), mask, keepdim), -INFINITY, in.options());
+  // exp(x - max) never overflows; an infinite max (all -inf, or a +inf) is shifted by 0 instead.
+  Tensor m = amax(in, dims, true);
+  Tensor inf = full({}, INFINITY, m.options());
+  m = where(eq(abs(m), inf), zeros({}, m.options()), m);
+  Tensor s = log(sum(exp(sub(in, m)), dims, keepdim));
+  return add(s, keepdim ? m : reshape(m, s.sizes()));
+}
+
+// ---- max / min with indices ----
+
+namespace {
 
 // A contiguous 1-D view of all of x's elements.
 Tensor flat(const Tensor& x) {
@@ -152,77 +250,60 @@ Tensor flat(const Tensor& x) {
   return make_view(c, {c.numel()}, {1}, c.storage_offset());
 }
 
-ScalarType sum_dtype(ScalarType t) { return is_floating_point(t) ? t : kInt64; }
-
-std::pair<Tensor, Tensor> max_min(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
-  const char* op = is_max ? "max" : "min";
+std::pair<Tensor, Tensor> max_min(const Tensor& x, int64_t dim, bool keepdim, bool is_max, const char* op) {
+  GR_CHECK(x.defined(), op, ": undefined tensor argument");
   int64_t d = wrap_dim(dim, x.dim(), op);
-  GR_CHECK(x.dim() == 0 || x.size(d) > 0, op, "(): cannot reduce over dimension ", d,
-           " of size 0 (the operation has no identity)");
+  GR_CHECK(x.dim() == 0 || x.size(d) > 0, op, "(): Expected reduction dim ", d,
+           " to have non-zero size (input ", x.sizes(), "; the operation has no identity)");
   std::vector<bool> mask(static_cast<size_t>(x.dim()), false);
   if (x.dim() > 0) mask[d] = true;
+  std::vector<int64_t> shape = reduced_shape(x.sizes(), mask, keepdim);
+  Tensor values = empty(shape, x.options());
+  Tensor indices = empty(shape, TensorOptions(kInt64).device(x.device()));
+  if (values.numel() == 0) return {values, indices};
   Tensor c = contiguous(x);
   int64_t outer = 1, R = x.dim() ? x.size(d) : 1, inner = 1;
   for (int64_t i = 0; i < d; ++i) outer *= x.size(i);
   for (int64_t i = d + 1; i < x.dim(); ++i) inner *= x.size(i);
-  std::vector<int64_t> shape = reduced_shape(x.sizes(), mask, keepdim);
-  Tensor values = empty(shape, x.options());
-  Tensor indices = empty(shape, TensorOptions(kInt64).device(x.device()));
   max_stub(x.device(), c.data_ptr(), values.data_ptr(), indices.data_ptr<int64_t>(), outer, R, inner,
            x.scalar_type(), is_max);
   return {values, indices};
 }
 
+// argmax/argmin: over `dim`, or over the flattened tensor.
+Tensor arg_extreme(const Tensor& x, std::optional<int64_t> dim, bool keepdim, bool is_max) {
+  const char* op = is_max ? "argmax" : "argmin";
+  if (dim) return max_min(x, *dim, keepdim, is_max, op).second;
+  GR_CHECK(x.defined() && x.numel() > 0, op, "(): Expected reduction dim to be specified for input.numel() == 0.");
+  Tensor i = max_min(flat(x), 0, false, is_max, op).second;
+  return keepdim ? reshape(i, std::vector<int64_t>(static_cast<size_t>(x.dim()), 1)) : i;
+}
+
 }  // namespace
 
-Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  std::vector<bool> mask = reduction_mask(dims, x.dim(), "sum");
-  Tensor out = empty(reduced_shape(x.sizes(), mask, keepdim), TensorOptions(sum_dtype(x.scalar_type())).device(x.device()));
-  Plan p = plan_reduction(x, mask);
-  if (out.numel() == 0) return out;
-  sum_stub(x.device(), p.input.data_ptr(), out.data_ptr(), p.outer, p.R, p.inner, x.scalar_type(),
-           out.scalar_type());
-  return out;
+std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
+  return max_min(x, dim, keepdim, true, "max");
 }
-
-Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  GR_CHECK(x.is_floating_point(), "mean: could not infer output dtype; input must be floating point, got ",
-           x.scalar_type());
-  std::vector<bool> mask = reduction_mask(dims, x.dim(), "mean");
-  int64_t count = 1;
-  for (int64_t d = 0; d < x.dim(); ++d)
-    if (mask[d]) count *= x.size(d);
-  Tensor s = sum(x, dims, keepdim);
-  return div(s, full({}, static_cast<double>(count), s.options()));
+std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
+  return max_min(x, dim, keepdim, false, "min");
 }
-
-Tensor var(const Tensor& x, IntArrayRef dims, int64_t correction, bool keepdim) {
-  GR_CHECK(x.is_floating_point(), "var: input must be floating point, got ", x.scalar_type());
-  std::vector<bool> mask = reduction_mask(dims, x.dim(), "var");
-  int64_t count = 1;
-  for (int64_t d = 0; d < x.dim(); ++d)
-    if (mask[d]) count *= x.size(d);
-  Tensor centered = sub(x, mean(x, dims, true));
-  Tensor ss = sum(mul(centered, centered), dims, keepdim);
-  double denom = std::max<double>(0.0, static_cast<double>(count - correction));
-  return div(ss, full({}, denom, ss.options()));  // 0 dof gives inf/nan, as in torch
-}
-
-std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) { return max_min(x, dim, keepdim, true); }
-std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { return max_min(x, dim, keepdim, false); }
 
 Tensor max(const Tensor& x) {
-  GR_CHECK(x.numel() > 0, "max(): expected a non-empty tensor (the operation has no identity)");
-  return max_min(flat(x), 0, false, true).first;
+  GR_CHECK(x.defined() && x.numel() > 0,
+           "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
+           "'dim' argument (a non-empty tensor is needed; the operation has no identity)");
+  return amax(x);
 }
 Tensor min(const Tensor& x) {
-  GR_CHECK(x.numel() > 0, "min(): expected a non-empty tensor (the operation has no identity)");
-  return max_min(flat(x), 0, false, false).first;
+  GR_CHECK(x.defined() && x.numel() > 0,
+           "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
+           "'dim' argument (a non-empty tensor is needed; the operation has no identity)");
+  return amin(x);
 }
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) { return max_min(x, dim, keepdim, true).second; }
-Tensor argmax(const Tensor& x) {
-  GR_CHECK(x.numel() > 0, "argmax(): expected a non-empty tensor");
-  return max_min(flat(x), 0, false, true).second;
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(x, dim, keepdim, true); }
+Tensor argmax(const Tensor& x) { return arg_extreme(x, std::nullopt, false, true); }
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  return arg_extreme(x, dim, keepdim, false);
 }
 
 std::vector<int64_t> sum_to_dims(IntArrayRef sizes, IntArrayRef shape) {

@@ -1,7 +1,6 @@
 // addmm, baddbmm and addbmm (beta * self + alpha * products) with backward: one GEMM call
 // that scales self by beta in place of a separate add (core/native/gemm.h's baddbmm).
 #include "autograd/function.h"
-#include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/native/gemm.h"
 #include "core/native/shape.h"

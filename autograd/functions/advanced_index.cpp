@@ -3,7 +3,6 @@
 // each other's adjoint: index's backward puts the gradient, with accumulation, into zeros, and
 // index_put's value gradient indexes it, so both are differentiable again.
 #include "autograd/function.h"
-#include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
 #include "core/native/copy.h"

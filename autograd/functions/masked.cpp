@@ -2,7 +2,6 @@
 // masked_select and masked_scatter are each other's adjoint, so the backwards are
 // differentiable again. Out of place, self and mask broadcast together (as torch).
 #include "autograd/function.h"
-#include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
 #include "core/native/copy.h"

@@ -3,7 +3,6 @@
 // "..." skips dims (all views of self); index tensors and masks are collected, one entry per
 // dim they start at, and go to advanced indexing (advanced_index.cpp) on the sliced view.
 #include "autograd/function.h"
-#include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
 

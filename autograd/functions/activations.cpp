@@ -27,7 +27,7 @@ Tensor sigmoid(const Tensor& a) {
 }
 Tensor tanh(const Tensor& a) { return with_output_grad("TanhBackward", a, native::tanh(a), native::tanh_backward); }
 
-Tensor& Tensor::relu_() {
+Tensor& Tensor::relu_() const {
   autograd::check_inplace(*this, "relu_");
   bool grad = autograd::needs_grad(*this);
   TensorList inputs = grad ? TensorList{*this} : TensorList{};
@@ -39,7 +39,7 @@ Tensor& Tensor::relu_() {
       return TensorList{native::relu_backward(g[0], saved.unpack())};
     });
   }
-  return *this;
+  return const_cast<Tensor&>(*this);
 }
 
 }  // namespace gr

@@ -149,6 +149,8 @@ void set_gemm_threads(int n) { Eigen::setNbThreads(n); }
 Tensor mm(const Tensor& a, const Tensor& b) {
   check_matmul_args(a, b, "mm");
   GR_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D tensors, got ", a.sizes(), " and ", b.sizes());
+  if (is_reduced_float(a.scalar_type()))  // Note [Reduced float math]
+    return to_dtype(mm(to_dtype(a, kFloat32), to_dtype(b, kFloat32)), a.scalar_type());
   GR_CHECK(a.size(1) == b.size(0), "mm: shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (", a.size(1),
            " != ", b.size(0), ")");
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
@@ -162,6 +164,8 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 Tensor bmm(const Tensor& a, const Tensor& b) {
   check_matmul_args(a, b, "bmm");
   GR_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got ", a.sizes(), " and ", b.sizes());
+  if (is_reduced_float(a.scalar_type()))  // Note [Reduced float math]
+    return to_dtype(bmm(to_dtype(a, kFloat32), to_dtype(b, kFloat32)), a.scalar_type());
   GR_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), "bmm: shapes ", a.sizes(), " and ", b.sizes(),
            " cannot be multiplied");
   const int64_t batch = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);

@@ -155,6 +155,10 @@ Tensor flat(const Tensor& x) {
 ScalarType sum_dtype(ScalarType t) { return is_floating_point(t) ? t : kInt64; }
 
 std::pair<Tensor, Tensor> max_min(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
+  if (is_reduced_float(x.scalar_type())) {  // Note [Reduced float math]
+    auto [v, i] = max_min(to_dtype(x, kFloat32), dim, keepdim, is_max);
+    return {to_dtype(v, x.scalar_type()), i};
+  }
   const char* op = is_max ? "max" : "min";
   int64_t d = wrap_dim(dim, x.dim(), op);
   GR_CHECK(x.dim() == 0 || x.size(d) > 0, op, "(): cannot reduce over dimension ", d,
@@ -176,6 +180,10 @@ std::pair<Tensor, Tensor> max_min(const Tensor& x, int64_t dim, bool keepdim, bo
 }  // namespace
 
 Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  // Reduced floats sum in float32 (Note [Reduced float math]), narrow integers in int64.
+  const ScalarType t = x.scalar_type();
+  if (is_reduced_float(t)) return to_dtype(sum(to_dtype(x, kFloat32), dims, keepdim), t);
+  if (t == kInt32 || t == kInt16 || t == kInt8) return sum(to_dtype(x, kInt64), dims, keepdim);
   std::vector<bool> mask = reduction_mask(dims, x.dim(), "sum");
   Tensor out = empty(reduced_shape(x.sizes(), mask, keepdim), TensorOptions(sum_dtype(x.scalar_type())).device(x.device()));
   Plan p = plan_reduction(x, mask);
@@ -188,6 +196,8 @@ Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim) {
 Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) {
   GR_CHECK(x.is_floating_point(), "mean: could not infer output dtype; input must be floating point, got ",
            x.scalar_type());
+  if (is_reduced_float(x.scalar_type()))  // Note [Reduced float math]
+    return to_dtype(mean(to_dtype(x, kFloat32), dims, keepdim), x.scalar_type());
   std::vector<bool> mask = reduction_mask(dims, x.dim(), "mean");
   int64_t count = 1;
   for (int64_t d = 0; d < x.dim(); ++d)
@@ -198,6 +208,8 @@ Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) {
 
 Tensor var(const Tensor& x, IntArrayRef dims, int64_t correction, bool keepdim) {
   GR_CHECK(x.is_floating_point(), "var: input must be floating point, got ", x.scalar_type());
+  if (is_reduced_float(x.scalar_type()))  // Note [Reduced float math]
+    return to_dtype(var(to_dtype(x, kFloat32), dims, correction, keepdim), x.scalar_type());
   std::vector<bool> mask = reduction_mask(dims, x.dim(), "var");
   int64_t count = 1;
   for (int64_t d = 0; d < x.dim(); ++d)

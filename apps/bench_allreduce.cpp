@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cli.h"
-#include "distributed/init.h"
+#include "distributed/backends/init.h"
 #ifdef GRADRING_WITH_NCCL
 #include "cuda_kernels/runtime.h"  // set_device: this rank's GPU becomes current
 #endif

@@ -26,8 +26,8 @@
 #include "common/reference_cnn.h"
 #include "common/resnet.h"
 #include "core/native/conv2d.h"
-#include "distributed/ddp.h"
-#include "distributed/init.h"
+#include "distributed/ddp/ddp.h"
+#include "distributed/backends/init.h"
 
 using namespace gr;
 using namespace gr::distributed;
@@ -270,7 +270,11 @@ ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& eve
   r.step_min_ms = sorted.front();
   r.step_series.assign(st.data_ptr<double>(), st.data_ptr<double>() + st.numel());
   const double* a = avg.data_ptr<double>();
-  r.backward_ms = a[0], r.comm_ms = a[1], r.hidden_ms = a[2], r.hidden_until_wait_ms = a[3], r.wait_ms = a[4];
+  r.backward_ms = a[0];
+  r.comm_ms = a[1];
+  r.hidden_ms = a[2];
+  r.hidden_until_wait_ms = a[3];
+  r.wait_ms = a[4];
   r.cpu_ms = a[5];
   if (run.sync) r.ranks_agree = parameters_agree(run.model->parameters(), pg);
   return r;
@@ -301,7 +305,10 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
     grad_err.push_back(run.sync ? check_gradients(run.ddp, run.model, run.opt, *pg, x, y) : -1);
   }
   int64_t numel = 0, tensors = 0;
-  for (const Tensor& p : runs.front()->model->parameters()) numel += p.numel(), ++tensors;
+  for (const Tensor& p : runs.front()->model->parameters()) {
+    numel += p.numel();
+    ++tensors;
+  }
 
   progress.line("%s: %d warm-up + %d timed steps of each mode, taking turns", name.c_str(), o.warmup, o.steps);
   // Every step starts at a barrier, so no mode inherits the ranks' skew from the one before

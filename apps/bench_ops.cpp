@@ -199,7 +199,10 @@ std::vector<Bench> elementwise(int64_t n) {
   };
   auto check_sum = [=] {
     double ref = 0, mag = 0;
-    for (int64_t i = 0; i < n; ++i) ref += f32(a)[i], mag += std::abs(f32(a)[i]);
+    for (int64_t i = 0; i < n; ++i) {
+      ref += f32(a)[i];
+      mag += std::abs(f32(a)[i]);
+    }
     return std::make_pair(std::abs(da.sum().item<float>() - ref) / mag, 1e-5);
   };
   const double e = sizeof(float) * double(n);

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "distributed/init.h"
-#include "distributed/launcher.h"
+#include "distributed/backends/init.h"
+#include "distributed/launch/launcher.h"
 #include "selftest/checks.h"
 
 using namespace gr;

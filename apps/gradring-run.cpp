@@ -12,7 +12,7 @@
 #include <vector>
 
 #include <gradring/core/error.h>
-#include <gradring/distributed/launcher.h>
+#include <gradring/distributed/launch/launcher.h>
 
 #include "common/cli.h"
 

@@ -18,9 +18,9 @@
 #include "data/dataloader.h"
 #include "data/distributed_sampler.h"
 #include "data/mnist.h"
-#include "distributed/ddp.h"
-#include "distributed/init.h"
-#include "distributed/sync_batch_norm.h"
+#include "distributed/ddp/ddp.h"
+#include "distributed/backends/init.h"
+#include "distributed/ddp/sync_batch_norm.h"
 #include "nn/snapshot.h"
 
 using namespace gr;
@@ -169,7 +169,10 @@ int run(const Options& o, Job& job) {
     start_epoch = s.epoch;
     start_batch = s.step_in_epoch;
     steps = s.global_step;
-    if (start_batch >= loader.size()) start_epoch += 1, start_batch = 0;
+    if (start_batch >= loader.size()) {
+      start_epoch += 1;
+      start_batch = 0;
+    }
     if (job.leader() && !o.json)
       std::printf("resuming from %s: epoch %lld, batch %lld, step %lld\n", o.snapshot.c_str(),
                   static_cast<long long>(start_epoch + 1), static_cast<long long>(start_batch), static_cast<long long>(steps));

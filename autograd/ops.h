@@ -2,11 +2,13 @@
 // for torch::. Each is implemented, forward and backward together, in autograd/functions/.
 #pragma once
 
+#include <optional>
 #include <tuple>
 
 #include "core/generator.h"
 #include "core/reduction.h"
 #include "core/tensor.h"
+#include "core/tensor_indexing.h"
 
 namespace gr {
 
@@ -102,10 +104,227 @@ Tensor dropout(const Tensor& input, double p = 0.5, bool train = true, Generator
 // a backward is written).
 
 // ---- element-wise math and comparisons (breadth) ----
+// Unary math (autograd/functions/trig.cpp, special.cpp, rounding.cpp): float ops give
+// integer and bool inputs float32; rounding keeps integers; every backward is written with
+// these differentiable ops (zero for the piecewise-constant ones).
+Tensor sin(const Tensor& self);
+Tensor cos(const Tensor& self);
+Tensor tan(const Tensor& self);
+Tensor asin(const Tensor& self);
+Tensor acos(const Tensor& self);
+Tensor atan(const Tensor& self);
+Tensor sinh(const Tensor& self);
+Tensor cosh(const Tensor& self);
+Tensor erf(const Tensor& self);
+Tensor erfc(const Tensor& self);
+Tensor erfinv(const Tensor& self);
+Tensor rsqrt(const Tensor& self);
+Tensor reciprocal(const Tensor& self);
+Tensor log1p(const Tensor& self);
+Tensor expm1(const Tensor& self);
+Tensor log2(const Tensor& self);
+Tensor log10(const Tensor& self);
+Tensor square(const Tensor& self);
+Tensor sign(const Tensor& self);
+Tensor floor(const Tensor& self);
+Tensor ceil(const Tensor& self);
+Tensor round(const Tensor& self);
+Tensor round(const Tensor& self, int64_t decimals);  // half to even at `decimals` digits
+Tensor trunc(const Tensor& self);
+Tensor frac(const Tensor& self);
+// log(1 + exp(beta x)) / beta, and x itself where beta x > threshold.
+Tensor softplus(const Tensor& self, const Scalar& beta = 1, const Scalar& threshold = 20);
+// In-place forms, as libtorch's free functions (each is also a Tensor method).
+Tensor& sin_(Tensor& self);
+Tensor& cos_(Tensor& self);
+Tensor& tan_(Tensor& self);
+Tensor& asin_(Tensor& self);
+Tensor& acos_(Tensor& self);
+Tensor& atan_(Tensor& self);
+Tensor& sinh_(Tensor& self);
+Tensor& cosh_(Tensor& self);
+Tensor& erf_(Tensor& self);
+Tensor& erfc_(Tensor& self);
+Tensor& erfinv_(Tensor& self);
+Tensor& rsqrt_(Tensor& self);
+Tensor& reciprocal_(Tensor& self);
+Tensor& log1p_(Tensor& self);
+Tensor& expm1_(Tensor& self);
+Tensor& log2_(Tensor& self);
+Tensor& log10_(Tensor& self);
+Tensor& square_(Tensor& self);
+Tensor& sign_(Tensor& self);
+Tensor& floor_(Tensor& self);
+Tensor& ceil_(Tensor& self);
+Tensor& round_(Tensor& self);
+Tensor& round_(Tensor& self, int64_t decimals);
+Tensor& trunc_(Tensor& self);
+Tensor& frac_(Tensor& self);
+Tensor& neg_(Tensor& self);
+Tensor& abs_(Tensor& self);
+Tensor& exp_(Tensor& self);
+Tensor& log_(Tensor& self);
+Tensor& sqrt_(Tensor& self);
+Tensor& sigmoid_(Tensor& self);
+Tensor& tanh_(Tensor& self);
+
+// Binary math (binary_math.cpp, rounding.cpp, clamp.cpp). fmod: C's (the dividend's sign);
+// remainder: Python's (the divisor's sign); integer divisors must be nonzero.
+Tensor atan2(const Tensor& self, const Tensor& other);
+Tensor hypot(const Tensor& self, const Tensor& other);
+Tensor fmod(const Tensor& self, const Tensor& other);
+Tensor fmod(const Tensor& self, const Scalar& other);
+Tensor remainder(const Tensor& self, const Tensor& other);
+Tensor remainder(const Tensor& self, const Scalar& other);
+Tensor remainder(const Scalar& self, const Tensor& other);
+// self + weight * (end - self); all three of one float dtype.
+Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight);
+Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight);
+// At least one bound; the result dtype promotes self with the bounds; min > max gives max.
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {});
+Tensor clamp_min(const Tensor& self, const Scalar& min);
+Tensor clamp_min(const Tensor& self, const Tensor& min);
+Tensor clamp_max(const Tensor& self, const Scalar& max);
+Tensor clamp_max(const Tensor& self, const Tensor& max);
+Tensor clip(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+Tensor clip(const Tensor& self, const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {});
+Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+Tensor& clamp_(Tensor& self, const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {});
+Tensor& clamp_min_(Tensor& self, const Scalar& min);
+Tensor& clamp_min_(Tensor& self, const Tensor& min);
+Tensor& clamp_max_(Tensor& self, const Scalar& max);
+Tensor& clamp_max_(Tensor& self, const Tensor& max);
+
+// Comparisons with a number (comparisons.cpp): promote, then compare; bool results.
+Tensor eq(const Tensor& self, const Scalar& other);
+Tensor ne(const Tensor& self, const Scalar& other);
+Tensor gt(const Tensor& self, const Scalar& other);
+Tensor lt(const Tensor& self, const Scalar& other);
+Tensor ge(const Tensor& self, const Scalar& other);
+Tensor le(const Tensor& self, const Scalar& other);
+// Logical ops take any dtypes (nonzero and NaN are true) and give bool.
+Tensor logical_and(const Tensor& self, const Tensor& other);
+Tensor logical_or(const Tensor& self, const Tensor& other);
+Tensor logical_xor(const Tensor& self, const Tensor& other);
+Tensor logical_not(const Tensor& self);
+// Bitwise ops: bool and integer tensors.
+Tensor bitwise_and(const Tensor& self, const Tensor& other);
+Tensor bitwise_and(const Tensor& self, const Scalar& other);
+Tensor bitwise_or(const Tensor& self, const Tensor& other);
+Tensor bitwise_or(const Tensor& self, const Scalar& other);
+Tensor bitwise_xor(const Tensor& self, const Tensor& other);
+Tensor bitwise_xor(const Tensor& self, const Scalar& other);
+Tensor bitwise_not(const Tensor& self);
+Tensor isnan(const Tensor& self);
+Tensor isinf(const Tensor& self);
+Tensor isfinite(const Tensor& self);
+// |self - other| <= atol + rtol * |other| element-wise (broadcast; both of one dtype).
+Tensor isclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+bool allclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+// Same shape and dtype, and the same values (NaN never equals).
+bool equal(const Tensor& self, const Tensor& other);
+
+// Comparison, logical and bitwise operators, as libtorch's (tensor or number on either side).
+#define GR_TENSOR_OPERATOR(op, fn, reversed)                                                   \
+  inline Tensor operator op(const Tensor& a, const Tensor& b) { return fn(a, b); }           \
+  inline Tensor operator op(const Tensor& a, const Scalar& b) { return fn(a, b); }           \
+  inline Tensor operator op(const Scalar& a, const Tensor& b) { return reversed(b, a); }
+GR_TENSOR_OPERATOR(<, lt, gt)
+GR_TENSOR_OPERATOR(<=, le, ge)
+GR_TENSOR_OPERATOR(>, gt, lt)
+GR_TENSOR_OPERATOR(>=, ge, le)
+GR_TENSOR_OPERATOR(==, eq, eq)
+GR_TENSOR_OPERATOR(!=, ne, ne)
+GR_TENSOR_OPERATOR(&, bitwise_and, bitwise_and)
+GR_TENSOR_OPERATOR(|, bitwise_or, bitwise_or)
+GR_TENSOR_OPERATOR(^, bitwise_xor, bitwise_xor)
+#undef GR_TENSOR_OPERATOR
+inline Tensor operator~(const Tensor& a) { return bitwise_not(a); }
+inline Tensor& operator&=(Tensor& a, const Tensor& b) { return a.bitwise_and_(b); }
+inline Tensor& operator&=(Tensor& a, const Scalar& b) { return a.bitwise_and_(b); }
+inline Tensor& operator|=(Tensor& a, const Tensor& b) { return a.bitwise_or_(b); }
+inline Tensor& operator|=(Tensor& a, const Scalar& b) { return a.bitwise_or_(b); }
+inline Tensor& operator^=(Tensor& a, const Tensor& b) { return a.bitwise_xor_(b); }
+inline Tensor& operator^=(Tensor& a, const Scalar& b) { return a.bitwise_xor_(b); }
 
 // ---- reductions and linear algebra (breadth) ----
 
 // ---- shape and indexing (breadth) ----
+// Views and splits into views (autograd/functions/shape_views.cpp, splits.cpp).
+Tensor broadcast_to(const Tensor& self, IntArrayRef size);
+std::vector<Tensor> broadcast_tensors(const TensorList& tensors);
+Tensor squeeze(const Tensor& self);
+Tensor squeeze(const Tensor& self, int64_t dim);
+Tensor squeeze(const Tensor& self, IntArrayRef dims);
+Tensor unsqueeze(const Tensor& self, int64_t dim);
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes);
+Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination);
+Tensor movedim(const Tensor& self, int64_t source, int64_t destination);
+Tensor moveaxis(const Tensor& self, IntArrayRef source, IntArrayRef destination);
+Tensor moveaxis(const Tensor& self, int64_t source, int64_t destination);
+Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
+std::vector<Tensor> tensor_split(const Tensor& self, int64_t sections, int64_t dim = 0);
+std::vector<Tensor> tensor_split(const Tensor& self, IntArrayRef indices, int64_t dim = 0);
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
+// indexing "ij" (matrix, the default) or "xy" (Cartesian: the first two outputs' dims swap).
+std::vector<Tensor> meshgrid(const TensorList& tensors);
+std::vector<Tensor> meshgrid(const TensorList& tensors, std::string_view indexing);
+// Copies in another arrangement (autograd/functions/rearrange.cpp, triangular.cpp; diag in shape_views.cpp).
+Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> output_size = std::nullopt);
+Tensor repeat_interleave(const Tensor& self, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
+                         std::optional<int64_t> output_size = std::nullopt);
+Tensor repeat_interleave(const Tensor& self, int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                         std::optional<int64_t> output_size = std::nullopt);
+Tensor flip(const Tensor& self, IntArrayRef dims);
+Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims = {});
+Tensor tril(const Tensor& self, int64_t diagonal = 0);
+Tensor triu(const Tensor& self, int64_t diagonal = 0);
+Tensor diag(const Tensor& self, int64_t diagonal = 0);
+Tensor narrow_copy(const Tensor& self, int64_t dim, int64_t start, int64_t length);
+// Indexing along a dim (gather_scatter.cpp, index_select.cpp); index tensors are int64.
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad = false);
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
+// reduce: "add" or "multiply".
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce);
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce);
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source);
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value);
+// Masks and selection (masked.cpp, where.cpp).
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value);
+Tensor masked_select(const Tensor& self, const Tensor& mask);
+Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source);
+Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other);
+Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other);
+std::vector<Tensor> where(const Tensor& condition);  // nonzero(condition) as one index tensor per dim
+Tensor nonzero(const Tensor& self);                  // [number of nonzeros, dim] int64
+Tensor argwhere(const Tensor& self);
+// Sorting (sort.cpp): NaN sorts as the largest value, as torch.
+std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1, bool descending = false);
+std::tuple<Tensor, Tensor> sort(const Tensor& self, std::optional<bool> stable, int64_t dim = -1,
+                                bool descending = false);
+Tensor argsort(const Tensor& self, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& self, bool stable, int64_t dim = -1, bool descending = false);
+std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1, bool largest = true,
+                                bool sorted = true);
+// int64 classes -> int64 [..., num_classes]; -1 infers max + 1.
+Tensor one_hot(const Tensor& self, int64_t num_classes = -1);
+// Advanced indexing (advanced_index.cpp): one entry per dim of self, nullopt taking the whole dim.
+Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices);
+Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                 bool accumulate = false);
+Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate = false);
 
 // ---- creation, conversion, random and dtypes (breadth) ----
 

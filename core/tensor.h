@@ -4,10 +4,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -25,6 +28,9 @@ namespace autograd {
 class Node;
 }
 class Generator;
+namespace indexing {
+struct TensorIndex;  // core/tensor_indexing.h
+}
 class Tensor;
 struct TensorImpl;
 using TensorList = std::vector<Tensor>;
@@ -207,10 +213,211 @@ class Tensor {
   // defined as `return const_cast<Tensor&>(*this);` after the work).
 
   // ---- element-wise math and comparisons (breadth) ----
+  // Unary math, out of place and in place (autograd/functions/trig.cpp, special.cpp, rounding.cpp).
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor erf() const;
+  Tensor erfc() const;
+  Tensor erfinv() const;
+  Tensor rsqrt() const;
+  Tensor reciprocal() const;
+  Tensor log1p() const;
+  Tensor expm1() const;
+  Tensor log2() const;
+  Tensor log10() const;
+  Tensor square() const;
+  Tensor sign() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  Tensor round(int64_t decimals) const;
+  Tensor trunc() const;
+  Tensor frac() const;
+  Tensor& sin_() const;
+  Tensor& cos_() const;
+  Tensor& tan_() const;
+  Tensor& asin_() const;
+  Tensor& acos_() const;
+  Tensor& atan_() const;
+  Tensor& sinh_() const;
+  Tensor& cosh_() const;
+  Tensor& erf_() const;
+  Tensor& erfc_() const;
+  Tensor& erfinv_() const;
+  Tensor& rsqrt_() const;
+  Tensor& reciprocal_() const;
+  Tensor& log1p_() const;
+  Tensor& expm1_() const;
+  Tensor& log2_() const;
+  Tensor& log10_() const;
+  Tensor& square_() const;
+  Tensor& sign_() const;
+  Tensor& floor_() const;
+  Tensor& ceil_() const;
+  Tensor& round_() const;
+  Tensor& round_(int64_t decimals) const;
+  Tensor& trunc_() const;
+  Tensor& frac_() const;
+  Tensor& neg_() const;
+  Tensor& abs_() const;
+  Tensor& exp_() const;
+  Tensor& log_() const;
+  Tensor& sqrt_() const;
+  Tensor& sigmoid_() const;
+  Tensor& tanh_() const;
+  // Binary math (binary_math.cpp, rounding.cpp, clamp.cpp).
+  Tensor atan2(const Tensor& other) const;
+  Tensor hypot(const Tensor& other) const;
+  Tensor fmod(const Tensor& other) const;
+  Tensor fmod(const Scalar& other) const;
+  Tensor remainder(const Tensor& other) const;
+  Tensor remainder(const Scalar& other) const;
+  Tensor lerp(const Tensor& end, const Scalar& weight) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor clamp(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
+  Tensor clamp_min(const Scalar& min) const;
+  Tensor clamp_min(const Tensor& min) const;
+  Tensor clamp_max(const Scalar& max) const;
+  Tensor clamp_max(const Tensor& max) const;
+  Tensor clip(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor clip(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
+  Tensor& atan2_(const Tensor& other) const;
+  Tensor& hypot_(const Tensor& other) const;
+  Tensor& fmod_(const Tensor& other) const;
+  Tensor& fmod_(const Scalar& other) const;
+  Tensor& remainder_(const Tensor& other) const;
+  Tensor& remainder_(const Scalar& other) const;
+  Tensor& lerp_(const Tensor& end, const Scalar& weight) const;
+  Tensor& lerp_(const Tensor& end, const Tensor& weight) const;
+  Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor& clamp_(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
+  Tensor& clamp_min_(const Scalar& min) const;
+  Tensor& clamp_min_(const Tensor& min) const;
+  Tensor& clamp_max_(const Scalar& max) const;
+  Tensor& clamp_max_(const Tensor& max) const;
+  Tensor& clip_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor& clip_(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
+  // Logical (bool results), bitwise (bool and integer tensors) and classification
+  // (comparisons.cpp; not differentiable).
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_xor(const Tensor& other) const;
+  Tensor logical_not() const;
+  Tensor& logical_and_(const Tensor& other) const;  // 0 or 1 in self's dtype
+  Tensor& logical_or_(const Tensor& other) const;
+  Tensor& logical_xor_(const Tensor& other) const;
+  Tensor& logical_not_() const;
+  Tensor bitwise_and(const Tensor& other) const;
+  Tensor bitwise_and(const Scalar& other) const;
+  Tensor bitwise_or(const Tensor& other) const;
+  Tensor bitwise_or(const Scalar& other) const;
+  Tensor bitwise_xor(const Tensor& other) const;
+  Tensor bitwise_xor(const Scalar& other) const;
+  Tensor bitwise_not() const;
+  Tensor& bitwise_and_(const Tensor& other) const;
+  Tensor& bitwise_and_(const Scalar& other) const;
+  Tensor& bitwise_or_(const Tensor& other) const;
+  Tensor& bitwise_or_(const Scalar& other) const;
+  Tensor& bitwise_xor_(const Tensor& other) const;
+  Tensor& bitwise_xor_(const Scalar& other) const;
+  Tensor& bitwise_not_() const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
 
   // ---- reductions and linear algebra (breadth) ----
 
   // ---- shape and indexing (breadth) ----
+  // Views (share storage, as libtorch's do) and splits into views.
+  Tensor view_as(const Tensor& other) const;
+  Tensor reshape_as(const Tensor& other) const;
+  Tensor broadcast_to(IntArrayRef size) const;
+  Tensor squeeze(IntArrayRef dims) const;
+  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
+  Tensor movedim(int64_t source, int64_t destination) const;
+  Tensor moveaxis(IntArrayRef source, IntArrayRef destination) const;
+  Tensor moveaxis(int64_t source, int64_t destination) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> tensor_split(int64_t sections, int64_t dim = 0) const;
+  std::vector<Tensor> tensor_split(IntArrayRef indices, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  // Copies in another arrangement.
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor& tril_(int64_t diagonal = 0) const;
+  Tensor& triu_(int64_t diagonal = 0) const;
+  Tensor diag(int64_t diagonal = 0) const;
+  Tensor narrow_copy(int64_t dim, int64_t start, int64_t length) const;
+  // Indexing along a dim, masks, selection and sorting.
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index, bool sparse_grad = false) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Tensor& value) const;
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value) const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source) const;
+  Tensor where(const Tensor& condition, const Tensor& other) const;  // condition ? *this : other
+  Tensor where(const Tensor& condition, const Scalar& other) const;
+  Tensor nonzero() const;
+  Tensor argwhere() const;
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;  // values, indices
+  std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(bool stable, int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  // Python-style indexing with gr::indexing::TensorIndex (core/tensor_indexing.h), as libtorch:
+  // x.index({Slice(None, 2), "...", mask}); basic indices make views, tensors index (NumPy rules).
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  Tensor index(const std::vector<std::optional<Tensor>>& indices) const;  // one entry per dim (nullopt: all)
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& rhs) const;
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& v) const;
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& rhs) const;
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& v) const;
+  Tensor& index_put_(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                     bool accumulate = false) const;
+  Tensor index_put(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate = false) const;
 
   // ---- creation, conversion, random and dtypes (breadth) ----
   size_t itemsize() const { return element_size(); }

@@ -5,6 +5,7 @@
 #include "core/native/conv2d_index.h"
 #include "cuda_kernels/conv2d_im2col.h"
 #include "cuda_kernels/cuda_check.h"
+#include "cuda_kernels/grid_stride.cuh"
 #include "cuda_kernels/runtime.h"
 
 namespace gr::cuda {
@@ -16,18 +17,13 @@ using native::conv_output_index;
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ int64_t thread_index() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ int64_t thread_count() { return static_cast<int64_t>(blockDim.x) * gridDim.x; }
-
 // Shapes: x [N, C_in, H, W]; cols as ColsLayout says, rows = C_in * kH * kW, L = H_out * W_out.
 // One thread per cols entry, l fastest: consecutive threads write consecutive columns.
 template <class T>
 __global__ void im2col_kernel(Conv2dArgs a, const T* __restrict__ x, int64_t n0, int64_t nb, ColsLayout layout,
                               T* __restrict__ cols) {
   const int64_t L = a.H_out * a.W_out, KK = a.kH * a.kW, rows = a.C_in * KK, total = nb * rows * L;
-  for (int64_t e = thread_index(); e < total; e += thread_count()) {
+  for (int64_t e = first_index(); e < total; e += grid_stride()) {
     const int64_t l = e % L, r = (e / L) % rows, n = e / (L * rows);
     const int64_t c = r / KK, i = (r % KK) / a.kW, j = r % a.kW;
     const int64_t h = conv_input_index(l / a.W_out, i, a.stride_h, a.pad_h, a.dil_h);
@@ -44,7 +40,7 @@ template <class T>
 __global__ void col2im_kernel(Conv2dArgs a, const T* __restrict__ cols, int64_t n0, int64_t nb, ColsLayout layout,
                               T* __restrict__ gx) {
   const int64_t HW = a.H * a.W, total = nb * a.C_in * HW;
-  for (int64_t e = thread_index(); e < total; e += thread_count()) {
+  for (int64_t e = first_index(); e < total; e += grid_stride()) {
     const int64_t w = e % a.W, h = (e / a.W) % a.H, c = (e / HW) % a.C_in, n = e / (HW * a.C_in);
     const T* base = cols + n * layout.image_stride + c * a.kH * a.kW * layout.row_stride;
     T sum = 0;
@@ -65,7 +61,7 @@ template <class T>
 __global__ void images_to_channel_major_kernel(const T* __restrict__ src, int64_t n0, int64_t nb, int64_t C, int64_t L,
                                                T* __restrict__ dst) {
   const int64_t total = C * nb * L;
-  for (int64_t e = thread_index(); e < total; e += thread_count()) {
+  for (int64_t e = first_index(); e < total; e += grid_stride()) {
     const int64_t l = e % L, n = (e / L) % nb, c = e / (L * nb);
     dst[e] = src[((n0 + n) * C + c) * L + l];
   }
@@ -75,7 +71,7 @@ __global__ void images_to_channel_major_kernel(const T* __restrict__ src, int64_
 template <class T>
 __global__ void add_channel_bias_kernel(T* __restrict__ y, const T* __restrict__ b, int64_t N, int64_t C, int64_t L) {
   const int64_t total = N * C * L;
-  for (int64_t e = thread_index(); e < total; e += thread_count()) y[e] += b[(e / L) % C];
+  for (int64_t e = first_index(); e < total; e += grid_stride()) y[e] += b[(e / L) % C];
 }
 
 }  // namespace

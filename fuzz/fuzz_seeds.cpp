@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/factory.h"
-#include "distributed/tcp_store_wire.h"
+#include "distributed/store/tcp_store_wire.h"
 #include "nn/serialize.h"
 
 namespace fs = std::filesystem;

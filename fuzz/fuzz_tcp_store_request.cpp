@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "distributed/tcp_store_wire.h"
+#include "distributed/store/tcp_store_wire.h"
 
 using namespace gr::distributed::wire;
 

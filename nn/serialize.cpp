@@ -48,7 +48,10 @@ bool parse_dtype(const std::string& s, ScalarType* t) {
       {"F32", kFloat32}, {"F64", kFloat64},   {"I64", kInt64}, {"U8", kUInt8}, {"BOOL", kBool},
       {"BF16", kBFloat16}, {"F16", kFloat16}, {"I32", kInt32}, {"I16", kInt16}, {"I8", kInt8}};
   for (const auto& [name, dtype] : table)
-    if (s == name) return *t = dtype, true;
+    if (s == name) {
+      *t = dtype;
+      return true;
+    }
   return false;
 }
 

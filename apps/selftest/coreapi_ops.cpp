@@ -1,6 +1,7 @@
 // gpu_selftest checks of the core API family: conversions between every pair of dtypes,
 // int8/int16/int32 arithmetic and reductions, bfloat16/float16 math, the random ops (same
-// Philox stream on both devices) and non-blocking copies from pinned memory.
+// Philox stream on both devices), non-blocking copies from pinned memory, and the new dtypes
+// through the other families' kernels (math, sort, indexing with int32 indices).
 #include "selftest/checks.h"
 
 namespace gr::selftest {
@@ -90,6 +91,31 @@ GR_SELFTEST_CHECKS(add_coreapi_checks) {
                                    multinomial(x[0][0], 1000, false, &g)};
                },
                kExact});
+  c.push_back({"index", "int8/int16/int32 through the math, sort and index kernels, int32 indices [300,40]",
+               [] {
+                 return TensorList{ints({300, 40}, -128, 128, 12, kInt8), ints({500}, 0, 300, 13, kInt32),
+                                   ints({300, 40}, 0, 300, 14, kInt32)};
+               },
+               [](const TensorList& x) {
+                 const Tensor& a = x[0];
+                 return TensorList{a.abs(),
+                                   a.clamp(-50, 60),
+                                   a.remainder(7),
+                                   a.bitwise_xor(a.flip({0})),
+                                   std::get<0>(a.to(kInt16).sort(1)),
+                                   a.index_select(0, x[1]),
+                                   a.gather(0, x[2]),
+                                   a.to(kInt32).index({x[1]}),
+                                   a.to(kInt16).scatter_add(0, x[2], a.to(kInt16))};
+               },
+               kExact});
+  c.push_back({"elementwise", "bfloat16/float16 sin/atan2/erfinv/floor in float32, rounded per op [300,40]",
+               [] { return TensorList{randn_({300, 40}, 15).to(kBFloat16), (rand({300, 40}) * 1.8 - 0.9).to(kFloat16)}; },
+               [](const TensorList& x) {
+                 return TensorList{x[0].sin(), x[0].atan2(x[0].flip({1})), x[1].erfinv(), (x[0] * 4).floor(),
+                                   x[1].clamp(-0.5, 0.5)};
+               },
+               Tol{1e-2, 1e-6}});  // CUDA's float32 results may round to the neighbouring reduced float
   c.push_back({"convert", "to(device, non_blocking) from pinned memory, copy_(non_blocking) [1 << 20]",
                [] { return TensorList{randn_({1 << 20}, 11)}; },
                [](const TensorList& x) {

@@ -26,16 +26,18 @@ Tensor cat(const TensorList& tensors, int64_t dim) {
   return out;
 }
 
+// The forward (and its checks) is native::stack, which the DataLoader uses too.
 Tensor stack(const TensorList& tensors, int64_t dim) {
-  GR_CHECK(!tensors.empty(), "stack: expected a non-empty list of tensors");
-  int64_t d = wrap_dim(dim, tensors[0].dim() + 1, "stack");
-  TensorList parts;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    GR_CHECK(tensors[i].sizes() == tensors[0].sizes(), "stack: expects each tensor to be equal size, but got ",
-             tensors[0].sizes(), " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
-    parts.push_back(tensors[i].unsqueeze(d));
+  Tensor out = native::stack(tensors, dim);
+  if (autograd::needs_grad_list(tensors)) {
+    const int64_t d = wrap_dim(dim, tensors[0].dim() + 1, "stack");
+    record("StackBackward", tensors, {out}, [d](const TensorList& g, const std::vector<bool>& needs) {
+      TensorList grads;
+      for (size_t i = 0; i < needs.size(); ++i) grads.push_back(needs[i] ? g[0].select(d, static_cast<int64_t>(i)) : Tensor());
+      return grads;
+    });
   }
-  return cat(parts, d);
+  return out;
 }
 
 }  // namespace gr

@@ -1,74 +1,16 @@
-// Element-wise native ops: dtype promotion, broadcasting, output allocation, dispatch.
-// The CPU kernels are in elementwise_cpu.cpp.
+// Element-wise native ops: each picks its dtypes and runs its stub through the shared driver
+// (elementwise_run.h). The CPU kernels are in elementwise_cpu.cpp.
 #include "core/native/elementwise.h"
 
 #include "core/factory.h"
 #include "core/native/copy.h"
+#include "core/native/elementwise_run.h"
 
 namespace gr::native {
 
 #define GR_DEFINE_ELEMENTWISE_STUB(name) GR_DEFINE_DISPATCH(ElementwiseFn, name##_stub);
 GR_ELEMENTWISE_STUBS(GR_DEFINE_ELEMENTWISE_STUB)
 #undef GR_DEFINE_ELEMENTWISE_STUB
-
-namespace {
-
-void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  GR_CHECK(a.defined() && b.defined(), op, ": undefined tensor argument");
-  GR_CHECK(a.device() == b.device(), op, ": expected all tensors on the same device, got ", a.device(), " and ",
-           b.device());
-}
-
-// bfloat16/float16 are storage types: their math runs in float32 and is rounded back.
-ScalarType math_dtype(ScalarType t) { return is_reduced_float(t) ? kFloat32 : t; }
-
-// Output of a binary op: broadcast shape, given dtype, operands converted to `compute`.
-Tensor run_binary(const DispatchStub<ElementwiseFn>& stub, const char* op, const Tensor& a, const Tensor& b,
-                  ScalarType compute, ScalarType out_dtype, const Scalar& param = 0) {
-  check_same_device(a, b, op);
-  std::vector<int64_t> shape = broadcast_shapes(a.sizes(), b.sizes(), op);
-  const ScalarType math = math_dtype(compute);
-  Tensor out = empty(shape, TensorOptions(out_dtype == compute ? math : out_dtype).device(a.device()));
-  Tensor ac = to_dtype(a, math), bc = to_dtype(b, math);
-  StridedLoop L = make_strided_loop({out, ac, bc}, shape);
-  stub(a.device(), L, math, param);
-  return to_dtype(out, out_dtype);
-}
-
-Tensor run_unary(const DispatchStub<ElementwiseFn>& stub, const Tensor& a, ScalarType compute,
-                 const Scalar& param = 0) {
-  const ScalarType math = math_dtype(compute);
-  Tensor out = empty(a.sizes(), TensorOptions(math).device(a.device()));
-  Tensor ac = to_dtype(a, math);
-  StridedLoop L = make_strided_loop({out, ac}, a.sizes());
-  stub(a.device(), L, math, param);
-  return to_dtype(out, compute);
-}
-
-// In place: self = f(self, other), computed in self's dtype.
-void run_binary_inplace(const DispatchStub<ElementwiseFn>& stub, const char* op, const Tensor& self,
-                        const Tensor& other, const Scalar& param = 0) {
-  check_same_device(self, other, op);
-  std::vector<int64_t> shape = broadcast_shapes(self.sizes(), other.sizes(), op);
-  GR_CHECK(IntArrayRef(shape) == self.sizes(), op, ": output with shape ", self.sizes(),
-           " doesn't match the broadcast shape ", IntArrayRef(shape));
-  ScalarType result = promote_types(self.scalar_type(), other.scalar_type());
-  GR_CHECK(!(is_floating_point(result) && !self.is_floating_point()), op, ": result type ", result,
-           " can't be cast to the desired output type ", self.scalar_type());
-  if (is_reduced_float(self.scalar_type())) {
-    copy_(self, run_binary(stub, op, self, other, self.scalar_type(), self.scalar_type(), param));
-    return;
-  }
-  Tensor o = to_dtype(other, self.scalar_type());
-  if (o.storage().is_same(self.storage()) && !o.is_same(self)) o = clone(o);
-  StridedLoop L = make_strided_loop({self, self, o}, shape);
-  stub(self.device(), L, self.scalar_type(), param);
-  self.unsafe_impl()->storage.bump_version();
-}
-
-ScalarType floating_or_float32(ScalarType t) { return is_floating_point(t) ? t : kFloat32; }
-
-}  // namespace
 
 Tensor wrapped_scalar(const Tensor& like, const Scalar& s) {
   ScalarType t = like.scalar_type();
@@ -167,11 +109,7 @@ Tensor relu(const Tensor& a) { return run_unary(relu_stub, a, a.scalar_type()); 
 Tensor sigmoid(const Tensor& a) { return run_unary(sigmoid_stub, a, floating_or_float32(a.scalar_type())); }
 Tensor tanh(const Tensor& a) { return run_unary(tanh_stub, a, floating_or_float32(a.scalar_type())); }
 
-void relu_(const Tensor& self) {
-  StridedLoop L = make_strided_loop({self, self}, self.sizes());
-  relu_stub(self.device(), L, self.scalar_type(), 0);
-  self.unsafe_impl()->storage.bump_version();
-}
+void relu_(const Tensor& self) { run_unary_inplace(relu_stub, "relu_", self, self.scalar_type()); }
 
 Tensor relu_backward(const Tensor& grad, const Tensor& result) {
   return run_binary(relu_backward_stub, "relu_backward", grad, result, grad.scalar_type(), grad.scalar_type());

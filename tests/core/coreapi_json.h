@@ -83,4 +83,10 @@ inline int64_t max_ulp_distance(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
+// coreapi_reference.json, read once.
+inline const nlohmann::json& coreapi_reference() {
+  static const nlohmann::json j = load_reference("coreapi_reference.json");
+  return j;
+}
+
 }  // namespace gr::test

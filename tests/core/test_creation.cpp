@@ -4,14 +4,11 @@
 #include "test_util.h"
 
 using namespace gr;
+using gr::test::coreapi_reference;
 using gr::test::json_tensor;
 using gr::test::same_values;
 
 namespace {
-const nlohmann::json& reference() {
-  static const nlohmann::json j = gr::test::load_reference("coreapi_reference.json");
-  return j;
-}
 Scalar json_scalar(const nlohmann::json& v) {
   return v.is_number_integer() ? Scalar(v.get<int64_t>()) : Scalar(v.get<double>());
 }
@@ -79,7 +76,7 @@ TEST_CASE("tensor from vectors converts as to() does") {
 }
 
 TEST_CASE("arange matches torch: the count ceil((end - start) / step) and torch's float rounding") {
-  for (const auto& c : reference()["arange"]) {
+  for (const auto& c : coreapi_reference()["arange"]) {
     Tensor expected = json_tensor(c["output"]);
     const Scalar start = json_scalar(c["start"]), end = json_scalar(c["end"]), step = json_scalar(c["step"]);
     Tensor got = c["dtype"].is_null()
@@ -101,7 +98,7 @@ TEST_CASE("arange matches torch: the count ceil((end - start) / step) and torch'
 }
 
 TEST_CASE("linspace and logspace match torch's values") {
-  for (const auto& c : reference()["linspace"]) {
+  for (const auto& c : coreapi_reference()["linspace"]) {
     Tensor expected = json_tensor(c["output"]);
     INFO("linspace(", c["start"].dump(), ", ", c["end"].dump(), ", ", c["steps"].dump(), ") ", expected.scalar_type());
     Tensor got = linspace(c["start"].get<double>(), c["end"].get<double>(), c["steps"].get<int64_t>(),
@@ -109,7 +106,7 @@ TEST_CASE("linspace and logspace match torch's values") {
     if (is_reduced_float(expected.scalar_type())) CHECK(gr::test::max_ulp_distance(got, expected) <= 1);
     else CHECK(same_values(got, expected));
   }
-  for (const auto& c : reference()["logspace"]) {
+  for (const auto& c : coreapi_reference()["logspace"]) {
     Tensor expected = json_tensor(c["output"]);
     INFO("logspace(", c["start"].dump(), ", ", c["end"].dump(), ", ", c["steps"].dump(), ") ", expected.scalar_type());
     Tensor got = logspace(json_scalar(c["start"]), json_scalar(c["end"]), c["steps"].get<int64_t>(),

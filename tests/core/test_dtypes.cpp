@@ -7,18 +7,12 @@
 #include "test_util.h"
 
 using namespace gr;
+using gr::test::coreapi_reference;
 using gr::test::dtype_from_name;
 using gr::test::json_double;
 using gr::test::json_tensor;
 using gr::test::read_bytes;
 using gr::test::same_values;
-
-namespace {
-const nlohmann::json& reference() {
-  static const nlohmann::json j = gr::test::load_reference("coreapi_reference.json");
-  return j;
-}
-}  // namespace
 
 TEST_CASE("dtypes: names, sizes, libtorch's constants and printing") {
   CHECK(kInt == kInt32);
@@ -44,7 +38,7 @@ TEST_CASE("dtypes: names, sizes, libtorch's constants and printing") {
 }
 
 TEST_CASE("promote_types is torch's table for every pair") {
-  for (const auto& [a, row] : reference()["promote_types"].items())
+  for (const auto& [a, row] : coreapi_reference()["promote_types"].items())
     for (const auto& [b, result] : row.items()) {
       INFO(a, " with ", b);
       CHECK(dtype_name(promote_types(dtype_from_name(a), dtype_from_name(b))) == result.get<std::string>());
@@ -63,7 +57,7 @@ TEST_CASE("can_cast follows torch.can_cast") {
 TEST_CASE("conversions between every pair of dtypes match torch (out-of-range floats included)") {
   // See Note [Float to integer conversion]: torch's CPU results for NaN and values outside
   // the target's range are x86's, which gradring computes explicitly.
-  for (const auto& c : reference()["conversions"]) {
+  for (const auto& c : coreapi_reference()["conversions"]) {
     Tensor x = json_tensor(c["input"]);
     Tensor expected = json_tensor(c["output"]);
     INFO(x.scalar_type(), " -> ", expected.scalar_type());
@@ -89,7 +83,7 @@ TEST_CASE("convert<T> in the kernels' own words") {
 }
 
 TEST_CASE("full and fill_ refuse values that overflow the dtype, as torch's checked conversion") {
-  for (const auto& c : reference()["fills"]) {
+  for (const auto& c : coreapi_reference()["fills"]) {
     const ScalarType t = dtype_from_name(c["dtype"].get<std::string>());
     const nlohmann::json& v = c["value"];
     Scalar value = v.is_boolean() ? Scalar(v.get<bool>())
@@ -110,7 +104,7 @@ TEST_CASE("full and fill_ refuse values that overflow the dtype, as torch's chec
 }
 
 TEST_CASE("int8/int16/int32/uint8 arithmetic and comparisons match torch (promotion, wrapping, true division)") {
-  for (const auto& c : reference()["arith"]) {
+  for (const auto& c : coreapi_reference()["arith"]) {
     const std::string op = c["op"].get<std::string>();
     Tensor a = json_tensor(c["a"]);
     Tensor expected = json_tensor(c["output"]);
@@ -165,7 +159,7 @@ TEST_CASE("in-place arithmetic keeps the narrow dtype and wraps; float results c
 }
 
 TEST_CASE("bfloat16 and float16 ops compute in float32 and round once per op, as torch") {
-  for (const auto& c : reference()["reduced"]) {
+  for (const auto& c : coreapi_reference()["reduced"]) {
     const std::string op = c["op"].get<std::string>();
     std::vector<Tensor> in;
     for (const auto& t : c["inputs"]) in.push_back(json_tensor(t));

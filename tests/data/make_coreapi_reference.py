@@ -2,7 +2,8 @@
 """Reference values for gradring's dtypes, conversions and creation ops, made with PyTorch
 (Debian's python3-torch 1.13): the type promotion table, float -> integer conversions out of
 range, fills that overflow, integer arithmetic of int8/int16/int32/uint8, bfloat16/float16
-arithmetic (computed in float32 and rounded per op), and arange/linspace/logspace values.
+arithmetic (computed in float32 and rounded per op), arange/linspace/logspace values, and the
+other families' kernels (math, comparisons, shape, indexing) on the new dtypes.
 tests/core/test_dtypes.cpp and tests/core/test_creation.cpp compare against them.
 
 Non-finite floats are written as the strings "nan", "inf" and "-inf" (JSON has no literal).
@@ -166,6 +167,57 @@ for start, end, steps, base, dtype in [
     out = torch.logspace(start, end, steps, base, dtype=DTYPES[dtype])
     logspaces.append({"start": start, "end": end, "steps": steps, "base": base, "dtype": dtype, "output": flat(out)})
 ref["logspace"] = logspaces
+
+# ---- the other families' kernels (math, comparisons, shape, indexing) on the new dtypes ----
+# Seeded on its own, so that the sections above do not change when this one does.
+torch.manual_seed(1515)
+families = []
+for name in narrow:
+    dt = DTYPES[name]
+    a = torch.tensor([1, 100, -100, 50, 0, 127, -7, 33], dtype=torch.int64).to(dt)
+    b = torch.tensor([3, -7, 5, 9, 2, -3, 4, 6], dtype=torch.int64).to(dt)  # no zeros (uint8 wraps them)
+    cases = [
+        ("abs", [a], lambda: torch.abs(a)), ("sign", [a], lambda: torch.sign(a)),
+        ("square", [a], lambda: torch.square(a)), ("clamp", [a], lambda: torch.clamp(a, -5, 60)),
+        ("clamp_min", [a], lambda: torch.clamp_min(a, 3)), ("remainder", [a, b], lambda: torch.remainder(a, b)),
+        ("fmod", [a, b], lambda: torch.fmod(a, b)), ("bitwise_and", [a, b], lambda: torch.bitwise_and(a, b)),
+        ("bitwise_xor", [a, b], lambda: torch.bitwise_xor(a, b)), ("bitwise_not", [a], lambda: torch.bitwise_not(a)),
+        ("logical_and", [a, b], lambda: torch.logical_and(a, b)), ("ne", [a, b], lambda: torch.ne(a, b)),
+        ("le", [a, b], lambda: torch.le(a, b)), ("sort", [a], lambda: torch.sort(a).values),
+        ("argsort", [a], lambda: torch.sort(a).indices), ("topk", [a], lambda: torch.topk(a, 3).values),
+        ("flip", [a], lambda: torch.flip(a, [0])), ("roll", [a], lambda: torch.roll(a, 3)),
+        ("where", [a, b], lambda: torch.where(a > b, a, b)),
+    ]
+    for op, inputs, fn in cases:
+        try:
+            out = fn()
+        except RuntimeError:  # not implemented for this dtype on the CPU in torch 1.13
+            continue
+        families.append({"op": op, "inputs": [flat(t) for t in inputs], "output": flat(out)})
+for name in ["bfloat16", "float16"]:
+    dt = DTYPES[name]
+    x = (torch.randn(9) * 2).to(dt)
+    y = (torch.randn(9) * 2).to(dt)
+    u = (torch.rand(9) * 1.8 - 0.9).to(dt)
+    pos = (torch.rand(9) * 4 + 0.1).to(dt)
+    cases = [
+        ("sin", [x], lambda: torch.sin(x)), ("cos", [x], lambda: torch.cos(x)), ("atan", [x], lambda: torch.atan(x)),
+        ("erf", [x], lambda: torch.erf(x)), ("erfinv", [u], lambda: torch.erfinv(u)), ("expm1", [x], lambda: torch.expm1(x)),
+        ("log1p", [pos], lambda: torch.log1p(pos)), ("rsqrt", [pos], lambda: torch.rsqrt(pos)),
+        ("reciprocal", [pos], lambda: torch.reciprocal(pos)), ("square", [x], lambda: torch.square(x)),
+        ("floor", [x], lambda: torch.floor(x)), ("round", [x], lambda: torch.round(x)), ("frac", [x], lambda: torch.frac(x)),
+        ("clamp", [x], lambda: torch.clamp(x, -1.3, 0.7)), ("atan2", [x, y], lambda: torch.atan2(x, y)),
+        ("hypot", [x, y], lambda: torch.hypot(x, y)), ("remainder", [x, y], lambda: torch.remainder(x, y)),
+        ("lerp", [x, y], lambda: torch.lerp(x, y, 0.3)), ("sort", [x], lambda: torch.sort(x).values),
+        ("topk", [x], lambda: torch.topk(x, 3).values), ("le", [x, y], lambda: torch.le(x, y)),
+    ]
+    for op, inputs, fn in cases:
+        try:
+            out = fn()
+        except RuntimeError:
+            continue
+        families.append({"op": op, "inputs": [flat(t) for t in inputs], "output": flat(out)})
+ref["families"] = families
 
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "coreapi_reference.json")
 with open(path, "w") as f:

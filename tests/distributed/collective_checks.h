@@ -5,8 +5,8 @@
 
 #include <gradring/gradring.h>
 
-#include "distributed/init.h"
-#include "distributed/process_group.h"
+#include "distributed/backends/init.h"
+#include "distributed/backends/process_group.h"
 
 namespace gr::test {
 

@@ -3,8 +3,8 @@
 #include <chrono>
 
 #include "collective_checks.h"
-#include "distributed/init.h"
-#include "distributed/launcher.h"
+#include "distributed/backends/init.h"
+#include "distributed/launch/launcher.h"
 #include "test_util.h"
 
 using namespace gr;

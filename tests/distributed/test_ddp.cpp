@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/profiler.h"
-#include "distributed/ddp.h"
-#include "distributed/init.h"
-#include "distributed/launcher.h"
-#include "distributed/sync_batch_norm.h"
+#include "distributed/ddp/ddp.h"
+#include "distributed/backends/init.h"
+#include "distributed/launch/launcher.h"
+#include "distributed/ddp/sync_batch_norm.h"
 #include "test_util.h"
 
 using namespace gr;

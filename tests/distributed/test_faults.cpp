@@ -13,11 +13,11 @@
 #include <thread>
 
 #include "core/factory.h"
-#include "distributed/init.h"
-#include "distributed/launcher.h"
-#include "distributed/process_group_debug.h"
-#include "distributed/tcp_store.h"
-#include "distributed/tcp_store_server.h"
+#include "distributed/backends/init.h"
+#include "distributed/launch/launcher.h"
+#include "distributed/backends/process_group_debug.h"
+#include "distributed/store/tcp_store.h"
+#include "distributed/store/tcp_store_server.h"
 #include "test_util.h"
 
 using namespace gr;

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <thread>
 
-#include "distributed/file_store.h"
+#include "distributed/store/file_store.h"
 #include "test_store_util.h"
 
 using namespace gr;

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/launcher.h"
+#include "distributed/launch/launcher.h"
 
 namespace gr::test {
 

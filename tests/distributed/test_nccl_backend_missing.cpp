@@ -2,7 +2,7 @@
 // (with NCCL the tests in tests/nccl/ cover the backend itself).
 #include <algorithm>
 
-#include "distributed/init.h"
+#include "distributed/backends/init.h"
 #include "test_util.h"
 
 using namespace gr::distributed;

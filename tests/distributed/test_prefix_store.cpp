@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <thread>
 
-#include "distributed/file_store.h"
-#include "distributed/prefix_store.h"
-#include "distributed/tcp_store.h"
+#include "distributed/store/file_store.h"
+#include "distributed/store/prefix_store.h"
+#include "distributed/store/tcp_store.h"
 #include "test_store_util.h"
 
 using namespace gr;

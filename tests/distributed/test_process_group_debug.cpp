@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "collective_checks.h"
-#include "distributed/init.h"
-#include "distributed/launcher.h"
-#include "distributed/process_group_debug.h"
+#include "distributed/backends/init.h"
+#include "distributed/launch/launcher.h"
+#include "distributed/backends/process_group_debug.h"
 #include "test_util.h"
 
 using namespace gr;
@@ -42,17 +42,19 @@ class FakeGroup : public ProcessGroup {
  public:
   FakeGroup() : ProcessGroup(0, 1) {}
   std::string backend_name() const override { return "fake"; }
-  WorkPtr allreduce(Tensor&, ReduceOp) override { return done("allreduce"); }
-  WorkPtr broadcast(Tensor&, int) override { return done("broadcast"); }
-  WorkPtr allgather(std::vector<Tensor>& outputs, const Tensor& input) override {
+  WorkPtr do_allreduce(Tensor&, ReduceOp, const CallInfo&) override { return done("allreduce"); }
+  WorkPtr do_broadcast(Tensor&, int, const CallInfo&) override { return done("broadcast"); }
+  WorkPtr do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo&) override {
     outputs[0].copy_(input);
     return done("allgather");
   }
-  WorkPtr reduce_scatter(Tensor&, const std::vector<Tensor>&, ReduceOp) override { return done("reduce_scatter"); }
-  WorkPtr reduce(Tensor&, int, ReduceOp) override { return done("reduce"); }
-  WorkPtr barrier() override { return done("barrier"); }
-  WorkPtr send(const Tensor&, int, int) override { return done("send"); }
-  WorkPtr recv(Tensor&, int, int) override { return done("recv"); }
+  WorkPtr do_reduce_scatter(Tensor&, const std::vector<Tensor>&, ReduceOp, const CallInfo&) override {
+    return done("reduce_scatter");
+  }
+  WorkPtr do_reduce(Tensor&, int, ReduceOp, const CallInfo&) override { return done("reduce"); }
+  WorkPtr do_barrier(const CallInfo&) override { return done("barrier"); }
+  WorkPtr do_send(const Tensor&, int, int, const CallInfo&) override { return done("send"); }
+  WorkPtr do_recv(Tensor&, int, int, const CallInfo&) override { return done("recv"); }
   std::vector<std::string> calls;
 
  private:

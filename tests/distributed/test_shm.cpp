@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "collective_checks.h"
-#include "distributed/init.h"
-#include "distributed/launcher.h"
-#include "distributed/process_group_shm.h"
-#include "distributed/queued_process_group.h"
+#include "distributed/backends/init.h"
+#include "distributed/launch/launcher.h"
+#include "distributed/backends/process_group_shm.h"
+#include "distributed/backends/queued_process_group.h"
 #include "test_util.h"
 
 using namespace gr;

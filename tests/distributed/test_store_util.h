@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/store.h"
+#include "distributed/store/store.h"
 #include "test_util.h"
 
 namespace gr::test {

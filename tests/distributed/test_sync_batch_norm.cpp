@@ -3,9 +3,9 @@
 // with uneven per-rank batches; and the group-of-one and error cases.
 #include <chrono>
 
-#include "distributed/init.h"
-#include "distributed/launcher.h"
-#include "distributed/sync_batch_norm.h"
+#include "distributed/backends/init.h"
+#include "distributed/launch/launcher.h"
+#include "distributed/ddp/sync_batch_norm.h"
 #include "test_util.h"
 
 using namespace gr;

@@ -8,9 +8,9 @@
 #include <atomic>
 #include <thread>
 
-#include "distributed/net_util.h"
-#include "distributed/tcp_store.h"
-#include "distributed/tcp_store_wire.h"
+#include "distributed/store/net_util.h"
+#include "distributed/store/tcp_store.h"
+#include "distributed/store/tcp_store_wire.h"
 #include "test_store_util.h"
 
 using namespace gr;

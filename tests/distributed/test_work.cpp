@@ -3,7 +3,7 @@
 
 #include <thread>
 
-#include "distributed/work.h"
+#include "distributed/backends/work.h"
 #include "test_util.h"
 
 using namespace gr;

@@ -10,10 +10,10 @@
 
 #include "core/native/copy.h"
 #include "cuda_kernels/runtime.h"
-#include "distributed/file_store.h"
-#include "distributed/init.h"
-#include "distributed/launcher.h"
-#include "distributed/nccl/process_group_nccl.h"
+#include "distributed/store/file_store.h"
+#include "distributed/backends/init.h"
+#include "distributed/launch/launcher.h"
+#include "distributed/backends/nccl/process_group_nccl.h"
 #include "nccl_test_util.h"
 #include "test_util.h"
 

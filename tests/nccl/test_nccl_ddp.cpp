@@ -6,10 +6,10 @@
 #include <chrono>
 
 #include "cuda_kernels/runtime.h"
-#include "distributed/ddp.h"
-#include "distributed/init.h"
-#include "distributed/launcher.h"
-#include "distributed/sync_batch_norm.h"
+#include "distributed/ddp/ddp.h"
+#include "distributed/backends/init.h"
+#include "distributed/launch/launcher.h"
+#include "distributed/ddp/sync_batch_norm.h"
 #include "nccl_test_util.h"
 
 using namespace gr;

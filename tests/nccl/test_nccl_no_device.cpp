@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <string>
 
-#include "distributed/init.h"
-#include "distributed/nccl/nccl_utils.h"
-#include "distributed/nccl/process_group_nccl.h"
+#include "distributed/backends/init.h"
+#include "distributed/backends/nccl/nccl_utils.h"
+#include "distributed/backends/nccl/process_group_nccl.h"
 #include "nccl_test_util.h"
 #include "test_util.h"
 
@@ -38,13 +38,13 @@ TEST_SUITE("nccl_no_device") {
 
   TEST_CASE("tensor checks name the collective, the rank and the problem") {
     Tensor cpu = zeros({4});
-    std::string m = error_of([&] { nccl::check_tensor(cpu, -1, "allreduce", 3); });
+    std::string m = error_of([&] { check_tensor(cpu, {"nccl", "allreduce", 3, 4, {kCUDA, -1}}); });
     CHECK(m.find("nccl allreduce on rank 3: tensors must be CUDA tensors, got a cpu tensor") != std::string::npos);
-    m = error_of([&] { nccl::check_tensor(Tensor(), 0, "broadcast", 1); });
+    m = error_of([&] { check_tensor(Tensor(), {"nccl", "broadcast", 1, 2, {kCUDA, 0}}); });
     CHECK(m.find("nccl broadcast on rank 1: tensor is undefined") != std::string::npos);
-    m = error_of([&] { nccl::check_tensors({}, 0, "allgather", 0, true); });
+    m = error_of([&] { check_tensors({}, {"nccl", "allgather", 0, 1, {kCUDA, 0}}); });
     CHECK(m.find("nccl allgather on rank 0: the tensor list is empty") != std::string::npos);
-    m = error_of([&] { nccl::check_tensors({cpu, cpu}, 0, "allreduce_coalesced", 2, false); });
+    m = error_of([&] { check_tensors({cpu, cpu}, {"nccl", "allreduce_coalesced", 2, 4, {kCUDA, 0}}); });
     CHECK(m.find("tensors must be CUDA tensors") != std::string::npos);
   }
 

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "../collective_checks.h"
-#include "distributed/ddp.h"
-#include "distributed/init.h"
+#include "distributed/ddp/ddp.h"
+#include "distributed/backends/init.h"
 
 // DDP over MPI: three SGD steps on each rank's slice equal one process on the whole batches.
 void check_ddp(const gr::distributed::ProcessGroupPtr& pg) {

@@ -1,0 +1,80 @@
+// sign, floor, ceil, round, trunc, frac, fmod and remainder (out of place and in place) with
+// backward. The rounding ops are piecewise constant: their gradient is zero, as torch's.
+#include "autograd/functions/elementwise_grad.h"
+#include "core/native/elementwise_math.h"
+
+namespace gr {
+
+using autograd::Saves;
+
+#define GR_DEFINE_ROUNDING_OP(name, node)                                                                    \
+  Tensor name(const Tensor& self) {                                                                          \
+    return autograd::record_elementwise(node, {self}, native::name(self), Saves{},                          \
+                                        [](const Tensor& g, const TensorList&, const Tensor&,                \
+                                           const std::vector<bool>&) { return TensorList{autograd::zero_grad_like(g)}; }); \
+  }                                                                                                          \
+  Tensor& Tensor::name##_() const {                                                                          \
+    return autograd::record_elementwise_(node, #name "_", *this, {}, [this] { native::name##_(*this); }, Saves{}, \
+                                         [](const Tensor& g, const TensorList&, const Tensor&,               \
+                                            const std::vector<bool>&) { return TensorList{autograd::zero_grad_like(g)}; }); \
+  }                                                                                                          \
+  Tensor Tensor::name() const { return gr::name(*this); }                                                    \
+  Tensor& name##_(Tensor& self) { return self.name##_(); }
+GR_DEFINE_ROUNDING_OP(sign, "SignBackward")
+GR_DEFINE_ROUNDING_OP(floor, "FloorBackward")
+GR_DEFINE_ROUNDING_OP(ceil, "CeilBackward")
+GR_DEFINE_ROUNDING_OP(round, "RoundBackward")
+GR_DEFINE_ROUNDING_OP(trunc, "TruncBackward")
+#undef GR_DEFINE_ROUNDING_OP
+
+GR_DEFINE_UNARY_OP(frac, "FracBackward", false, g)
+
+namespace {
+TensorList zero_grad(const Tensor& g, const TensorList&, const Tensor&, const std::vector<bool>&) {
+  return TensorList{autograd::zero_grad_like(g)};
+}
+
+// fmod and remainder: d/da = 1; d/db = -(a / b rounded toward zero for fmod, down for remainder).
+template <bool kFloorQuotient>
+TensorList modulo_grad(const Tensor& g, const TensorList& in, const Tensor&, const std::vector<bool>& needs) {
+  Tensor gb;
+  if (needs[1]) {
+    Tensor q = in[0] / in[1];
+    gb = g * -(kFloorQuotient ? floor(q) : trunc(q));
+  }
+  return TensorList{needs[0] ? g : Tensor(), gb};
+}
+// The quotient is needed only for the divisor's gradient.
+Saves modulo_saves(const Tensor& other) { return Saves{{other.requires_grad(), other.requires_grad()}}; }
+}  // namespace
+
+Tensor round(const Tensor& self, int64_t decimals) {
+  return autograd::record_elementwise("RoundBackward", {self}, native::round(self, decimals), Saves{}, zero_grad);
+}
+Tensor& Tensor::round_(int64_t decimals) const {
+  return autograd::record_elementwise_("RoundBackward", "round_", *this, {},
+                                       [this, decimals] { native::round_(*this, decimals); }, Saves{}, zero_grad);
+}
+Tensor Tensor::round(int64_t decimals) const { return gr::round(*this, decimals); }
+Tensor& round_(Tensor& self, int64_t decimals) { return self.round_(decimals); }
+
+#define GR_DEFINE_MODULO_OP(name, node, floor_quotient)                                                       \
+  Tensor name(const Tensor& self, const Tensor& other) {                                                      \
+    return autograd::record_elementwise(node, {self, other}, native::name(self, other), modulo_saves(other),  \
+                                        modulo_grad<floor_quotient>);                                         \
+  }                                                                                                           \
+  Tensor name(const Tensor& self, const Scalar& other) { return name(self, native::wrapped_scalar(self, other)); } \
+  Tensor& Tensor::name##_(const Tensor& other) const {                                                        \
+    return autograd::record_elementwise_(node, #name "_", *this, {other}, [this, &other] { native::name##_(*this, other); }, \
+                                         modulo_saves(other), modulo_grad<floor_quotient>);                   \
+  }                                                                                                           \
+  Tensor& Tensor::name##_(const Scalar& other) const { return name##_(native::wrapped_scalar(*this, other)); } \
+  Tensor Tensor::name(const Tensor& other) const { return gr::name(*this, other); }                          \
+  Tensor Tensor::name(const Scalar& other) const { return gr::name(*this, other); }
+GR_DEFINE_MODULO_OP(fmod, "FmodBackward", false)
+GR_DEFINE_MODULO_OP(remainder, "RemainderBackward", true)
+#undef GR_DEFINE_MODULO_OP
+
+Tensor remainder(const Scalar& self, const Tensor& other) { return remainder(native::wrapped_scalar(other, self), other); }
+
+}  // namespace gr

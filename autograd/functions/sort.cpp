@@ -1,0 +1,57 @@
+// sort, argsort and topk with backward: the values' gradient goes back to the positions the
+// indices name (a scatter into zeros, differentiable again); the indices have none.
+#include "autograd/function.h"
+#include "autograd/ops.h"
+#include "core/factory.h"
+#include "core/native/sort.h"
+
+namespace gr {
+
+using autograd::record;
+
+namespace {
+// Records the gradient of values taken from self at `indices` along dim.
+void record_selection(const char* name, const Tensor& self, const Tensor& values, const Tensor& indices, int64_t dim) {
+  if (!autograd::needs_grad(self)) return;
+  record(name, {self}, {values},
+         [sizes = self.sizes().vec(), dim = wrap_dim(dim, self.dim()), ix = indices](const TensorList& g,
+                                                                                    const std::vector<bool>&) {
+           return TensorList{scatter(zeros(sizes, g[0].options()), dim, ix, g[0])};
+         });
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> sort(const Tensor& self, std::optional<bool> stable, int64_t dim, bool descending) {
+  auto [values, indices] = native::sort(self, dim, descending, stable.value_or(false));
+  record_selection("SortBackward", self, values, indices, dim);
+  return {values, indices};
+}
+std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending) {
+  return sort(self, std::optional<bool>(false), dim, descending);
+}
+Tensor argsort(const Tensor& self, int64_t dim, bool descending) {
+  return native::sort(self, dim, descending, false).second;
+}
+Tensor argsort(const Tensor& self, bool stable, int64_t dim, bool descending) {
+  return native::sort(self, dim, descending, stable).second;
+}
+
+std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
+  auto [values, indices] = native::topk(self, k, dim, largest, sorted);
+  record_selection("TopkBackward", self, values, indices, dim);
+  return {values, indices};
+}
+
+std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const { return gr::sort(*this, dim, descending); }
+std::tuple<Tensor, Tensor> Tensor::sort(std::optional<bool> stable, int64_t dim, bool descending) const {
+  return gr::sort(*this, stable, dim, descending);
+}
+Tensor Tensor::argsort(int64_t dim, bool descending) const { return gr::argsort(*this, dim, descending); }
+Tensor Tensor::argsort(bool stable, int64_t dim, bool descending) const {
+  return gr::argsort(*this, stable, dim, descending);
+}
+std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
+  return gr::topk(*this, k, dim, largest, sorted);
+}
+
+}  // namespace gr

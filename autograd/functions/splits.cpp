@@ -1,0 +1,93 @@
+// Splits into views, as libtorch has them: chunk, split (one size or a list of sizes),
+// split_with_sizes, tensor_split (sections or indices) and unbind. Each part is a narrow, slice
+// or select of self, so it shares self's storage and its gradient flows back into place.
+#include "autograd/ops.h"
+
+namespace gr {
+
+std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef split_sizes, int64_t dim) const {
+  GR_CHECK(this->dim() > 0, "split_with_sizes: expected a tensor with at least one dimension, got a 0-d tensor");
+  const int64_t d = wrap_dim(dim, this->dim(), "split_with_sizes");
+  int64_t total = 0;
+  for (int64_t s : split_sizes) {
+    GR_CHECK(s >= 0, "split_with_sizes: expects split_sizes to have only non-negative entries, got ", split_sizes);
+    total += s;
+  }
+  GR_CHECK(total == size(d), "split_with_sizes: expects split_sizes to sum exactly to ", size(d),
+           " (input tensor's size at dimension ", d, "), but got split_sizes=", split_sizes);
+  std::vector<Tensor> parts;
+  int64_t at = 0;
+  for (int64_t s : split_sizes) {
+    parts.push_back(narrow(d, at, s));
+    at += s;
+  }
+  return parts;
+}
+
+std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
+  GR_CHECK(this->dim() > 0, "split: expected a tensor with at least one dimension, got a 0-d tensor");
+  GR_CHECK(split_size >= 0, "split: expects split_size be non-negative, but got split_size=", split_size);
+  const int64_t d = wrap_dim(dim, this->dim(), "split"), n = size(d);
+  GR_CHECK(split_size > 0 || n == 0, "split: split_size can only be 0 if dimension size is 0, but got dimension size of ",
+           n);
+  const int64_t parts = split_size == 0 ? 1 : std::max<int64_t>((n + split_size - 1) / split_size, 1);
+  std::vector<int64_t> sizes(parts, split_size);
+  sizes.back() = n - split_size * (parts - 1);
+  return split_with_sizes(sizes, d);
+}
+
+std::vector<Tensor> Tensor::split(IntArrayRef split_sizes, int64_t dim) const { return split_with_sizes(split_sizes, dim); }
+
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
+  GR_CHECK(this->dim() > 0, "chunk: expects at least a 1-dimensional tensor, got a 0-d tensor");
+  GR_CHECK(chunks > 0, "chunk: expects `chunks` to be greater than 0, got: ", chunks);
+  const int64_t d = wrap_dim(dim, this->dim(), "chunk"), n = size(d);
+  const int64_t split_size = (n + chunks - 1) / chunks;
+  // An empty dim still gives `chunks` (empty) parts, as torch.
+  if (split_size == 0 && n == 0) return split_with_sizes(std::vector<int64_t>(chunks, 0), d);
+  return split(split_size, d);
+}
+
+std::vector<Tensor> Tensor::tensor_split(int64_t sections, int64_t dim) const {
+  GR_CHECK(this->dim() > 0, "tensor_split: expected at least a 1-dimensional tensor, but got a 0-d tensor");
+  GR_CHECK(sections > 0, "tensor_split: number of sections must be larger than 0, got ", sections);
+  const int64_t d = wrap_dim(dim, this->dim(), "tensor_split"), n = size(d);
+  std::vector<int64_t> sizes(sections, n / sections);
+  for (int64_t i = 0; i < n % sections; ++i) ++sizes[i];
+  return split_with_sizes(sizes, d);
+}
+
+std::vector<Tensor> Tensor::tensor_split(IntArrayRef indices, int64_t dim) const {
+  GR_CHECK(this->dim() > 0, "tensor_split: expected at least a 1-dimensional tensor, but got a 0-d tensor");
+  const int64_t d = wrap_dim(dim, this->dim(), "tensor_split");
+  std::vector<Tensor> parts;
+  int64_t start = 0;
+  for (int64_t end : indices) {
+    parts.push_back(slice(d, start, end));
+    start = end;
+  }
+  parts.push_back(slice(d, start, size(d)));
+  return parts;
+}
+
+std::vector<Tensor> Tensor::unbind(int64_t dim) const {
+  GR_CHECK(this->dim() > 0, "unbind: dimension specified as ", dim, " but tensor has no dimensions");
+  const int64_t d = wrap_dim(dim, this->dim(), "unbind");
+  std::vector<Tensor> parts;
+  for (int64_t i = 0; i < size(d); ++i) parts.push_back(select(d, i));
+  return parts;
+}
+
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) { return self.chunk(chunks, dim); }
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) { return self.split(split_size, dim); }
+std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim) { return self.split(split_sizes, dim); }
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
+  return self.split_with_sizes(split_sizes, dim);
+}
+std::vector<Tensor> tensor_split(const Tensor& self, int64_t sections, int64_t dim) { return self.tensor_split(sections, dim); }
+std::vector<Tensor> tensor_split(const Tensor& self, IntArrayRef indices, int64_t dim) {
+  return self.tensor_split(indices, dim);
+}
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim) { return self.unbind(dim); }
+
+}  // namespace gr

@@ -1,0 +1,32 @@
+# Run at install time (install(CODE) in the top CMakeLists.txt, with GRADRING_SOURCE_DIR and
+# GRADRING_INCLUDE_DESTINATION set): installs gradring.h and every header it reaches through
+# #include, with their folder layout, and no other header: the public API is what gradring.h
+# includes. tests/install/check_install.sh compares the result with public_headers.txt.
+cmake_policy(PUSH)
+cmake_policy(SET CMP0057 NEW)  # if(IN_LIST) in an install script
+set(todo gradring.h)
+set(public)
+while(todo)
+  list(POP_FRONT todo header)
+  if(header IN_LIST public)
+    continue()
+  endif()
+  list(APPEND public ${header})
+  file(STRINGS ${GRADRING_SOURCE_DIR}/${header} includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<](gradring/)?([^\">]+)[\">].*" "\\2" included "${line}")
+    if(EXISTS ${GRADRING_SOURCE_DIR}/${included} AND NOT IS_DIRECTORY ${GRADRING_SOURCE_DIR}/${included})
+      list(APPEND todo ${included})
+    endif()
+  endforeach()
+endwhile()
+if(IS_ABSOLUTE ${GRADRING_INCLUDE_DESTINATION})
+  set(destination ${GRADRING_INCLUDE_DESTINATION}/gradring)
+else()
+  set(destination ${CMAKE_INSTALL_PREFIX}/${GRADRING_INCLUDE_DESTINATION}/gradring)
+endif()
+foreach(header IN LISTS public)
+  get_filename_component(folder ${header} DIRECTORY)
+  file(INSTALL ${GRADRING_SOURCE_DIR}/${header} DESTINATION ${destination}/${folder})
+endforeach()
+cmake_policy(POP)

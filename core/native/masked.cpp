@@ -1,0 +1,46 @@
+// masked_fill and nonzero: argument checks, broadcasting and dispatch (kernels in index_cpu.cpp).
+#include "core/factory.h"
+#include "core/native/index_ops.h"
+
+namespace gr::native {
+
+GR_DEFINE_DISPATCH(MaskedFillFn, masked_fill_stub);
+GR_DEFINE_DISPATCH(NonzeroFn, nonzero_stub);
+
+namespace {
+void check_mask(const Tensor& self, const Tensor& mask, const char* op) {
+  GR_CHECK(self.defined() && mask.defined(), op, ": undefined tensor argument");
+  GR_CHECK(mask.scalar_type() == kBool, op, ": only supports boolean masks, but got mask with dtype ",
+           mask.scalar_type());
+  GR_CHECK(mask.device() == self.device(), op, ": expected self and mask on the same device, got ", self.device(),
+           " and ", mask.device());
+}
+}  // namespace
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  check_mask(self, mask, "masked_fill");
+  std::vector<int64_t> shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill");
+  Tensor out = empty(shape, self.options());
+  if (out.numel() == 0) return out;
+  StridedLoop L = make_strided_loop({out, self, mask}, shape);
+  masked_fill_stub(self.device(), L, self.scalar_type(), value);
+  return out;
+}
+
+void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  check_mask(self, mask, "masked_fill_");
+  std::vector<int64_t> shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill_");
+  GR_CHECK(IntArrayRef(shape) == self.sizes(), "masked_fill_: mask of shape ", mask.sizes(),
+           " cannot be broadcast to self's shape ", self.sizes());
+  if (self.numel() == 0) return;
+  self.unsafe_impl()->storage.bump_version();
+  StridedLoop L = make_strided_loop({self, self, mask}, shape);
+  masked_fill_stub(self.device(), L, self.scalar_type(), value);
+}
+
+Tensor nonzero(const Tensor& self) {
+  GR_CHECK(self.defined(), "nonzero: undefined tensor argument");
+  return nonzero_stub(self.device(), self);
+}
+
+}  // namespace gr::native

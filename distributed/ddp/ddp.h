@@ -1,0 +1,168 @@
+// DistributedDataParallel: wraps a module so that every rank trains the same model on its own
+// slice of each batch, averaging gradients across ranks while backward is still running.
+// The gradient machinery is the Reducer (reducer.h); see docs/ddp-internals.md.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "distributed/backends/process_group.h"
+#include "distributed/ddp/reducer.h"
+#include "nn/module.h"
+#include "nn/module_holder.h"
+#include "nn/options.h"
+#include "nn/ordered_dict.h"
+
+namespace gr::nn::parallel {
+
+using distributed::allreduce_hook;
+using distributed::bf16_compress_hook;
+using distributed::CommHook;
+using distributed::fp16_compress_hook;
+using distributed::GradBucket;
+
+struct DistributedDataParallelOptions {
+  // Later buckets close once they hold this many MiB of gradients (torch: 25).
+  GR_ARG(double, bucket_cap_mb) = 25;
+  // The first bucket in registration order (the last one reduced) closes at this size, so
+  // little communication is left after backward ends (torch: 1 MiB).
+  GR_ARG(double, first_bucket_cap_mb) = 1;
+  // Broadcast rank 0's buffers (BatchNorm running stats) before every forward.
+  GR_ARG(bool, broadcast_buffers) = true;
+  // Walk the graph after each forward and mark parameters it does not reach as ready, so a
+  // model that skips some parameters in an iteration does not stall.
+  GR_ARG(bool, find_unused_parameters) = false;
+  // Make each .grad a view into its bucket: no copy back after the all-reduce, and the
+  // memory of one copy of the gradients saved.
+  GR_ARG(bool, gradient_as_bucket_view) = false;
+  // The set of used parameters and their order never change: buckets are rebuilt once in the
+  // observed order even with find_unused_parameters, and unused parameters are found once.
+  GR_ARG(bool, static_graph) = false;
+};
+
+// Everything that does not depend on the wrapped module's type: the Reducer, parameter and
+// buffer broadcasts, no_sync, join, hooks. Registers the wrapped module's own parameters,
+// buffers and children under their own names, so state_dict() has no "module." prefix and
+// loads into the bare model (and the other way round).
+class DistributedDataParallelBase : public Module {
+ public:
+  DistributedDataParallelBase(std::shared_ptr<Module> module, distributed::ProcessGroupPtr group,
+                              const DistributedDataParallelOptions& options);
+  ~DistributedDataParallelBase() override;
+
+  const DistributedDataParallelOptions& options() const { return options_; }
+  const distributed::ProcessGroupPtr& process_group() const { return group_; }
+  distributed::Reducer& reducer() { return *reducer_; }
+  const distributed::Reducer& reducer() const { return *reducer_; }
+
+  // While the returned guard lives, backward passes only accumulate gradients locally; the
+  // first synchronised backward after it all-reduces the accumulated sum.
+  class NoSyncGuard {
+   public:
+    explicit NoSyncGuard(DistributedDataParallelBase& ddp);
+    ~NoSyncGuard();
+    NoSyncGuard(const NoSyncGuard&) = delete;
+    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+
+   private:
+    DistributedDataParallelBase& ddp_;
+    bool previous_;
+  };
+  [[nodiscard]] NoSyncGuard no_sync() { return NoSyncGuard(*this); }
+
+  // Runs `body` (this rank's training loop) with uneven inputs allowed: once a rank's body
+  // returns, it shadows the collectives of the ranks still training (zeros for gradients)
+  // until every rank has finished, so nobody hangs. Gradients stay divided by the full world
+  // size. Every rank must call join; inside it, forward and backward alternate as usual. At
+  // the end every rank takes the parameters and buffers of the lowest rank that trained to
+  // the end (the others skipped optimizer steps). Not with no_sync or SyncBatchNorm inside.
+  void join(const std::function<void()>& body);
+
+  // Replaces how a bucket is reduced (default: all-reduce of the sum of gradients that are
+  // already divided by the world size). Call before the first forward.
+  void register_comm_hook(CommHook hook);
+
+  // Writes this rank's profiler events (core/profiler.h; switch it on with
+  // profiler::enable()) as a Chrome trace `<dir>/rank<r>.json` labelled "rank r": forward,
+  // backward ops, each bucket's gradients and all-reduce, the end-of-backward wait. Open the
+  // files of all ranks together in Perfetto (ui.perfetto.dev) or chrome://tracing.
+  std::string write_chrome_trace(const std::string& dir) const;
+
+  void train(bool on = true) override;
+  void pretty_print(std::ostream& out) const override;
+
+ protected:
+  // Around the wrapped module's forward.
+  void pre_forward();
+  void post_forward(const TensorList& outputs);
+  Module& base_module() { return *module_; }
+
+ private:
+  void sync_buffers();
+  void check_and_broadcast_state();
+
+  std::shared_ptr<Module> module_;
+  distributed::ProcessGroupPtr group_;
+  DistributedDataParallelOptions options_;
+  std::unique_ptr<distributed::Reducer> reducer_;
+  bool sync_enabled_ = true;
+  bool join_enabled_ = false;
+  int64_t forward_start_ns_ = 0;
+};
+
+namespace detail {
+inline TensorList tensors_of(const Tensor& t) { return {t}; }
+inline TensorList tensors_of(const TensorList& ts) { return ts; }
+template <class... T>
+TensorList tensors_of(const std::tuple<T...>& tup) {
+  TensorList out;
+  std::apply([&](const auto&... e) { (out.push_back(e), ...); }, tup);
+  return out;
+}
+}  // namespace detail
+
+// DistributedDataParallel<M>: M's forward, wrapped. Construct from the model (a ModuleHolder
+// like ReferenceCNN, or a std::shared_ptr<MImpl>):
+//   gr::nn::parallel::DistributedDataParallel ddp(model, group, options);
+//   Tensor y = ddp(x);  loss.backward();  optimizer.step();
+// Forward outputs may be a Tensor, a TensorList or a tuple of Tensors.
+template <class M>
+class DistributedDataParallel : public DistributedDataParallelBase {
+ public:
+  DistributedDataParallel(std::shared_ptr<M> module, distributed::ProcessGroupPtr group,
+                          const DistributedDataParallelOptions& options = {})
+      : DistributedDataParallelBase(module, std::move(group), options), typed_(std::move(module)) {}
+  DistributedDataParallel(ModuleHolder<M> module, distributed::ProcessGroupPtr group,
+                          const DistributedDataParallelOptions& options = {})
+      : DistributedDataParallel(module.ptr(), std::move(group), options) {}
+
+  template <class... Args>
+  auto forward(Args&&... args) {
+    pre_forward();
+    auto out = typed_->forward(std::forward<Args>(args)...);
+    post_forward(detail::tensors_of(out));
+    return out;
+  }
+  template <class... Args>
+  auto operator()(Args&&... args) {
+    return forward(std::forward<Args>(args)...);
+  }
+
+  // The wrapped model.
+  M& module() { return *typed_; }
+  const std::shared_ptr<M>& module_ptr() const { return typed_; }
+
+ private:
+  std::shared_ptr<M> typed_;
+};
+
+template <class M>
+DistributedDataParallel(ModuleHolder<M>, distributed::ProcessGroupPtr, const DistributedDataParallelOptions& = {})
+    -> DistributedDataParallel<M>;
+template <class M>
+DistributedDataParallel(std::shared_ptr<M>, distributed::ProcessGroupPtr, const DistributedDataParallelOptions& = {})
+    -> DistributedDataParallel<M>;
+
+}  // namespace gr::nn::parallel

@@ -226,7 +226,9 @@ int run(const Options& o, Job& job) {
     // One training step; true when --max-steps is reached.
     auto train_step = [&](data::Example& batch) {
       optimizer->zero_grad();
-      Tensor loss = nll_loss(forward(batch.data.to(job.device)), batch.target.to(job.device));
+      // non_blocking: pinned batches are copied while the previous step's kernels run.
+      Tensor loss = nll_loss(forward(batch.data.to(job.device, /*non_blocking=*/true)),
+                             batch.target.to(job.device, /*non_blocking=*/true));
       loss.backward();
       optimizer->step();
       double l = loss.item<double>();

@@ -435,8 +435,8 @@ Tensor one_hot(const Tensor& self, int64_t num_classes = -1);
 Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices);
 Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
                  bool accumulate = false);
-const Tensor& index_put_(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
-                         bool accumulate = false);
+Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate = false);
 
 // ---- creation, conversion, random and dtypes (breadth) ----
 

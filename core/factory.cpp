@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/native/copy.h"
+#include "core/native/range.h"
 
 namespace gr {
 
@@ -31,6 +32,7 @@ Tensor empty(IntArrayRef sizes, TensorOptions options) {
 }
 
 Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions options) {
+  value.check_fits(options.dtype(), "full");
   Tensor t = empty(sizes, options.requires_grad(false));
   native::fill_(t, value);
   return finish(t, options);
@@ -38,37 +40,25 @@ Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions options) {
 Tensor zeros(IntArrayRef sizes, TensorOptions options) { return full(sizes, 0, options); }
 Tensor ones(IntArrayRef sizes, TensorOptions options) { return full(sizes, 1, options); }
 Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.options()); }
-Tensor empty_like(const Tensor& t, TensorOptions options) { return empty(t.sizes(), options); }
+Tensor empty_like(const Tensor& t, TensorOptions options) { return empty(t.sizes(), options.merged_over(t.options())); }
 Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.options()); }
-Tensor zeros_like(const Tensor& t, TensorOptions options) { return zeros(t.sizes(), options); }
+Tensor zeros_like(const Tensor& t, TensorOptions options) { return zeros(t.sizes(), options.merged_over(t.options())); }
 Tensor ones_like(const Tensor& t) { return ones(t.sizes(), t.options()); }
 Tensor full_like(const Tensor& t, const Scalar& value) { return full(t.sizes(), value, t.options()); }
 
 Tensor arange(const Scalar& end, TensorOptions options) { return arange(0, end, 1, options); }
 Tensor arange(const Scalar& end) { return arange(0, end, 1); }
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step) {
-  bool integral = start.is_integral() && end.is_integral() && step.is_integral();
-  return arange(start, end, step, TensorOptions(integral ? kInt64 : kFloat32));
-}
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step) { return arange(start, end, step, {}); }
+Tensor arange(const Scalar& start, const Scalar& end, TensorOptions options) { return arange(start, end, 1, options); }
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options) {
-  double s = start.to_double(), e = end.to_double(), d = step.to_double();
-  GR_CHECK(d != 0, "arange: step must be nonzero");
-  GR_CHECK((d > 0 && e >= s) || (d < 0 && e <= s), "arange: upper bound ", e, " and lower bound ", s,
-           " are inconsistent with step sign ", d);
-  auto n = static_cast<int64_t>(std::ceil((e - s) / d));
-  Tensor cpu = empty({n}, TensorOptions(kFloat64));
-  double* p = cpu.data_ptr<double>();
-  for (int64_t i = 0; i < n; ++i) p[i] = s + static_cast<double>(i) * d;
-  return finish(native::to_device(native::to_dtype(cpu, options.dtype()), options.device()), options);
+  // Without a dtype: int64 when every bound is an integer, else float32 (as torch).
+  const bool integral = start.is_integral() && end.is_integral() && step.is_integral();
+  if (!options.has_dtype()) options = options.dtype(integral ? kInt64 : kFloat32);
+  return finish(native::to_device(native::arange_cpu(start, end, step, options.dtype()), options.device()), options);
 }
 
 Tensor linspace(double start, double end, int64_t steps, TensorOptions options) {
-  GR_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
-  Tensor cpu = empty({steps}, TensorOptions(kFloat64));
-  double* p = cpu.data_ptr<double>();
-  double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-  for (int64_t i = 0; i < steps; ++i) p[i] = start + static_cast<double>(i) * step;
-  return finish(native::to_device(native::to_dtype(cpu, options.dtype()), options.device()), options);
+  return finish(native::to_device(native::linspace_cpu(start, end, steps, options.dtype()), options.device()), options);
 }
 
 Tensor eye(int64_t n, TensorOptions options) {
@@ -104,31 +94,6 @@ Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> delet
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
   GR_CHECK(sizes.size() == strides.size(), "from_blob: ", sizes.size(), " sizes but ", strides.size(), " strides");
   return wrap_blob(data, sizes, strides.vec(), nullptr, options);
-}
-
-template <class T>
-static Tensor tensor_from(const T* values, size_t n, const TensorOptions& options) {
-  Tensor src = from_blob(const_cast<T*>(values), {static_cast<int64_t>(n)}, TensorOptions(scalar_type_of<T>));
-  Tensor out = empty({static_cast<int64_t>(n)}, options.requires_grad(false));
-  native::copy_(out, src);
-  return finish(out, options);
-}
-
-Tensor tensor(std::initializer_list<double> values, TensorOptions options) {
-  return tensor_from(values.begin(), values.size(), options);
-}
-Tensor tensor(std::initializer_list<int> values, TensorOptions options) {
-  std::vector<int64_t> v(values.begin(), values.end());
-  return tensor_from(v.data(), v.size(), options);
-}
-Tensor tensor(const std::vector<double>& values, TensorOptions options) {
-  return tensor_from(values.data(), values.size(), options);
-}
-Tensor tensor(const std::vector<float>& values, TensorOptions options) {
-  return tensor_from(values.data(), values.size(), options);
-}
-Tensor tensor(const std::vector<int64_t>& values, TensorOptions options) {
-  return tensor_from(values.data(), values.size(), options);
 }
 
 Tensor scalar_tensor(const Scalar& value, TensorOptions options) { return full({}, value, options); }

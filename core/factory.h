@@ -6,8 +6,11 @@
 #include <initializer_list>
 #include <vector>
 
+#include "core/factory_like.h"
 #include "core/generator.h"
+#include "core/random_ops.h"
 #include "core/tensor.h"
+#include "core/tensor_literal.h"
 
 namespace gr {
 
@@ -27,6 +30,7 @@ Tensor arange(const Scalar& end, TensorOptions options);
 Tensor arange(const Scalar& end);
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1);
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options);
+Tensor arange(const Scalar& start, const Scalar& end, TensorOptions options);
 Tensor linspace(double start, double end, int64_t steps, TensorOptions options = {});
 Tensor eye(int64_t n, TensorOptions options = {});
 
@@ -35,12 +39,7 @@ Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options = {});
 Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter, TensorOptions options = {});
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
 
-// A new 1-D tensor holding a copy of `values` (dtype from T unless options say otherwise).
-Tensor tensor(std::initializer_list<double> values, TensorOptions options = {});
-Tensor tensor(std::initializer_list<int> values, TensorOptions options = kInt64);
-Tensor tensor(const std::vector<double>& values, TensorOptions options = {});
-Tensor tensor(const std::vector<float>& values, TensorOptions options = kFloat32);
-Tensor tensor(const std::vector<int64_t>& values, TensorOptions options = kInt64);
+// gr::tensor(values, options) for literals and vectors is in core/tensor_literal.h.
 // A 0-d tensor holding one value.
 Tensor scalar_tensor(const Scalar& value, TensorOptions options = {});
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/convert.h"
 #include "core/half.h"
 #include "core/macros.h"
 
@@ -122,16 +123,10 @@ struct ArgExtreme {
 
 template <class T> struct Fill { T value; GR_HOST_DEVICE T operator()() const { return value; } };
 
-// dtype conversion: to bool means != 0; bfloat16/float16 go through float32.
+// dtype conversion (core/convert.h).
 template <class O, class I>
 struct Convert {
-  GR_HOST_DEVICE O operator()(I v) const {
-    if constexpr (std::is_same_v<O, I>) return v;
-    else if constexpr (std::is_same_v<O, bool>) return static_cast<float>(v) != 0.0f;
-    else if constexpr (std::is_same_v<I, BFloat16> || std::is_same_v<I, Half>) return static_cast<O>(static_cast<float>(v));
-    else if constexpr (std::is_same_v<O, BFloat16> || std::is_same_v<O, Half>) return O(static_cast<float>(v));
-    else return static_cast<O>(v);
-  }
+  GR_HOST_DEVICE O operator()(I v) const { return convert<O>(v); }
 };
 
 // ---- backward formulas (grad first) ----

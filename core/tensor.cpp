@@ -63,11 +63,15 @@ bool Tensor::is_contiguous() const {
 
 std::string Tensor::toString() const {
   if (!defined()) return "UndefinedType";
-  static const char* names[] = {"Float", "Double", "Long", "Byte", "Bool", "BFloat16", "Half"};
+  static const char* names[kNumScalarTypes] = {"Float",    "Double", "Long", "Byte",  "Bool",
+                                               "BFloat16", "Half",   "Int",  "Short", "Char"};
   std::string s = is_cuda() ? "CUDA" : "CPU";
   s += names[static_cast<int>(scalar_type())];
   s += "Type{";
-  for (int64_t i = 0; i < dim(); ++i) s += (i ? "," : "") + std::to_string(size(i));
+  for (int64_t i = 0; i < dim(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(size(i));
+  }
   return s + "}";
 }
 
@@ -85,18 +89,24 @@ Scalar Tensor::item() const {
 
 template <class T>
 T Tensor::item() const {
-  return item().to<T>();
+  const Scalar v = item();
+  v.check_fits(scalar_type_of<T>, "item");
+  return v.to<T>();
 }
 template float Tensor::item<float>() const;
 template double Tensor::item<double>() const;
 template int64_t Tensor::item<int64_t>() const;
-template int Tensor::item<int>() const;
+template int32_t Tensor::item<int32_t>() const;
+template int16_t Tensor::item<int16_t>() const;
+template int8_t Tensor::item<int8_t>() const;
 template uint8_t Tensor::item<uint8_t>() const;
 template bool Tensor::item<bool>() const;
+template BFloat16 Tensor::item<BFloat16>() const;
+template Half Tensor::item<Half>() const;
 
 bool Tensor::requires_grad() const { return impl_ && impl_->autograd && impl_->autograd->requires_grad; }
 
-Tensor& Tensor::set_requires_grad(bool r) {
+const Tensor& Tensor::set_requires_grad(bool r) const {
   GR_CHECK(defined(), "requires_grad_: tensor is undefined");
   GR_CHECK(!r || is_floating_point(), "requires_grad_: only floating point tensors can require gradients, got ",
            scalar_type());
@@ -112,7 +122,7 @@ static const Tensor kUndefinedTensor;
 static const std::shared_ptr<autograd::Node> kNoNode;
 
 const Tensor& Tensor::grad() const { return impl_->autograd ? impl_->autograd->grad : kUndefinedTensor; }
-Tensor& Tensor::mutable_grad() { return impl_->autograd_meta().grad; }
+Tensor& Tensor::mutable_grad() const { return impl_->autograd_meta().grad; }
 const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   return impl_->autograd ? impl_->autograd->grad_fn : kNoNode;
 }
@@ -122,7 +132,7 @@ bool Tensor::retains_grad() const { return impl_->autograd && impl_->autograd->r
 
 Tensor Tensor::detach() const { return make_view(*this, impl_->sizes, impl_->strides, impl_->offset); }
 
-Tensor& Tensor::detach_() {
+Tensor& Tensor::detach_() const {
   GR_CHECK(!impl_->autograd || !impl_->autograd->is_view,
            "detach_: cannot detach a view of a tensor with history in place; use detach()");
   if (impl_->autograd) {
@@ -130,7 +140,7 @@ Tensor& Tensor::detach_() {
     impl_->autograd->requires_grad = false;
     impl_->autograd->output_nr = 0;
   }
-  return *this;
+  return const_cast<Tensor&>(*this);
 }
 
 }  // namespace gr

@@ -20,6 +20,7 @@
 #include "core/int_array_ref.h"
 #include "core/scalar.h"
 #include "core/storage.h"
+#include "core/tensor_accessor.h"
 #include "core/tensor_options.h"
 
 namespace gr {
@@ -27,6 +28,7 @@ namespace gr {
 namespace autograd {
 class Node;
 }
+class Generator;
 namespace indexing {
 struct TensorIndex;  // core/tensor_indexing.h
 }
@@ -77,6 +79,7 @@ class Tensor {
 
   // Pointer to the first element; T must match the dtype exactly.
   template <class T> T* data_ptr() const;
+  template <class T> const T* const_data_ptr() const { return data_ptr<T>(); }
   void* data_ptr() const;
   // The value of a one-element tensor.
   template <class T> T item() const;
@@ -85,16 +88,16 @@ class Tensor {
 
   // ---- autograd metadata (core) ----
   bool requires_grad() const;
-  Tensor& set_requires_grad(bool r);
-  Tensor& requires_grad_(bool r = true) { return set_requires_grad(r); }
+  const Tensor& set_requires_grad(bool r) const;
+  const Tensor& requires_grad_(bool r = true) const { return set_requires_grad(r); }
   const Tensor& grad() const;  // undefined tensor when none yet
-  Tensor& mutable_grad();
+  Tensor& mutable_grad() const;
   const std::shared_ptr<autograd::Node>& grad_fn() const;
   bool is_leaf() const;
   uint32_t output_nr() const;
   uint32_t _version() const { return storage().version(); }
   Tensor detach() const;  // same data, no history
-  Tensor& detach_();
+  Tensor& detach_() const;
 
   // ---- autograd actions (autograd/) ----
   // As libtorch: retain_graph defaults to create_graph; `inputs` limits which leaves (or
@@ -128,8 +131,13 @@ class Tensor {
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor contiguous() const;
   Tensor clone() const;
-  Tensor to(ScalarType dtype) const;
-  Tensor to(Device device) const;
+  // Conversions as libtorch's: a new tensor only when the dtype or device changes, or when
+  // copy is true. non_blocking: a copy from pinned CPU memory to CUDA returns without
+  // waiting for it (Note [Pinned copies]); elsewhere it changes nothing.
+  Tensor to(TensorOptions options = {}, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(ScalarType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;  // other's dtype and device
   Tensor cpu() const { return to(Device(kCPU)); }
   // To the current CUDA device (gr::cuda::set_device), or to cuda:index.
   Tensor cuda() const;
@@ -160,18 +168,20 @@ class Tensor {
   Tensor softmax(int64_t dim) const;
 
   // ---- in-place (autograd/; bump the version counter) ----
-  Tensor& add_(const Tensor& o, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& o);
-  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1);
-  Tensor& sub_(const Scalar& o);
-  Tensor& mul_(const Tensor& o);
-  Tensor& mul_(const Scalar& o);
-  Tensor& div_(const Tensor& o);
-  Tensor& div_(const Scalar& o);
-  Tensor& relu_();
-  Tensor& zero_();
-  Tensor& fill_(const Scalar& value);
-  Tensor& copy_(const Tensor& src);
+  // As libtorch's: const methods (they change the shared storage, not the handle) returning
+  // Tensor&, so `x.grad().zero_()` and `for (const auto& p : params) p.copy_(q)` compile.
+  Tensor& add_(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor& add_(const Scalar& o) const;
+  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Scalar& o) const;
+  Tensor& mul_(const Tensor& o) const;
+  Tensor& mul_(const Scalar& o) const;
+  Tensor& div_(const Tensor& o) const;
+  Tensor& div_(const Scalar& o) const;
+  Tensor& relu_() const;
+  Tensor& zero_() const;
+  Tensor& fill_(const Scalar& value) const;
+  Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
 
   // ---- comparisons and indices (core, not differentiable; bool results) ----
   Tensor eq(const Tensor& o) const;
@@ -192,8 +202,9 @@ class Tensor {
   bool allclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8) const;
 
   // Note [Tensor method sections]: the sections below are filled by the op families of
-  // autograd/ops.h (one section each). In-place methods follow libtorch: callable on a
-  // const Tensor& (they change the shared storage) and returning const Tensor&.
+  // autograd/ops.h (one section each). In-place methods follow libtorch's TensorBody.h:
+  // const methods (they change the shared storage) returning Tensor& (`Tensor& sin_() const;`,
+  // defined as `return const_cast<Tensor&>(*this);` after the work).
 
   // ---- element-wise math and comparisons (breadth) ----
   // Unary math, out of place and in place (autograd/functions/trig.cpp, special.cpp, rounding.cpp).
@@ -399,8 +410,8 @@ class Tensor {
   Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
-  const Tensor& tril_(int64_t diagonal = 0) const;
-  const Tensor& triu_(int64_t diagonal = 0) const;
+  Tensor& tril_(int64_t diagonal = 0) const;
+  Tensor& triu_(int64_t diagonal = 0) const;
   Tensor diag(int64_t diagonal = 0) const;
   Tensor narrow_copy(int64_t dim, int64_t start, int64_t length) const;
   // Indexing along a dim, masks, selection and sorting.
@@ -410,27 +421,27 @@ class Tensor {
   Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
-  const Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src) const;
-  const Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value) const;
-  const Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
-  const Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
-  const Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
-  const Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
   Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
-  const Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const;
   Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
   Tensor index_fill(int64_t dim, const Tensor& index, const Tensor& value) const;
-  const Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const;
-  const Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value) const;
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value) const;
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
-  const Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
-  const Tensor& masked_fill_(const Tensor& mask, const Tensor& value) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value) const;
   Tensor masked_select(const Tensor& mask) const;
   Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
-  const Tensor& masked_scatter_(const Tensor& mask, const Tensor& source) const;
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source) const;
   Tensor where(const Tensor& condition, const Tensor& other) const;  // condition ? *this : other
   Tensor where(const Tensor& condition, const Scalar& other) const;
   Tensor nonzero() const;
@@ -445,16 +456,48 @@ class Tensor {
   Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
   Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
   Tensor index(const std::vector<std::optional<Tensor>>& indices) const;  // one entry per dim (nullopt: all)
-  const Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& rhs) const;
-  const Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& v) const;
-  const Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& rhs) const;
-  const Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& v) const;
-  const Tensor& index_put_(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
-                           bool accumulate = false) const;
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& rhs) const;
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& v) const;
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& rhs) const;
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& v) const;
+  Tensor& index_put_(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                     bool accumulate = false) const;
   Tensor index_put(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
                    bool accumulate = false) const;
 
   // ---- creation, conversion, random and dtypes (breadth) ----
+  size_t itemsize() const { return element_size(); }
+  // This tensor converted to other's dtype and device (libtorch's type_as).
+  Tensor type_as(const Tensor& other) const { return to(other.options()); }
+  // Element access through chained operator[] on a CPU tensor of dtype T and N dims (checked);
+  // the accessor borrows this tensor's sizes and strides, so it must not outlive it.
+  template <class T, size_t N> TensorAccessor<T, N> accessor() const&;
+  template <class T, size_t N> TensorAccessor<T, N> accessor() && = delete;
+  // New tensors with this tensor's dtype and device unless options name others.
+  Tensor new_empty(IntArrayRef size, TensorOptions options = {}) const;
+  Tensor new_zeros(IntArrayRef size, TensorOptions options = {}) const;
+  Tensor new_ones(IntArrayRef size, TensorOptions options = {}) const;
+  Tensor new_full(IntArrayRef size, const Scalar& fill_value, TensorOptions options = {}) const;
+  // Random fills in place, drawn from `gen` (default: the default generator); see Note
+  // [Random streams] in core/native/random.h.
+  Tensor& uniform_(double from = 0, double to = 1, Generator* gen = nullptr) const;
+  Tensor& normal_(double mean = 0, double std = 1, Generator* gen = nullptr) const;
+  Tensor& exponential_(double lambd = 1, Generator* gen = nullptr) const;
+  Tensor& log_normal_(double mean = 1, double std = 2, Generator* gen = nullptr) const;
+  Tensor& cauchy_(double median = 0, double sigma = 1, Generator* gen = nullptr) const;
+  Tensor& geometric_(double p, Generator* gen = nullptr) const;
+  // Integers in [from, to), [0, to), or (no bounds) [0, 2^mantissa] for floats and the
+  // dtype's range for integers, as torch's random_.
+  Tensor& random_(int64_t from, std::optional<int64_t> to, Generator* gen = nullptr) const;
+  Tensor& random_(int64_t to, Generator* gen = nullptr) const;
+  Tensor& random_(Generator* gen = nullptr) const;
+  // 1 with probability p (per element for a tensor p), else 0.
+  Tensor& bernoulli_(double p = 0.5, Generator* gen = nullptr) const;
+  Tensor& bernoulli_(const Tensor& p, Generator* gen = nullptr) const;
+  Tensor bernoulli(Generator* gen = nullptr) const;  // this tensor holds the probabilities
+  Tensor bernoulli(double p, Generator* gen = nullptr) const;
+  // Indices drawn from the (unnormalised) weights of each row of a 1-D or 2-D tensor.
+  Tensor multinomial(int64_t num_samples, bool replacement = false, Generator* gen = nullptr) const;
 
   // ---- autograd (breadth) ----
   // A hook that returns nothing only observes the gradient (libtorch accepts both forms).
@@ -535,6 +578,15 @@ T* Tensor::data_ptr() const {
   GR_CHECK(scalar_type_of<T> == scalar_type(), "data_ptr: tensor has dtype ", scalar_type(),
            " but the requested type is ", scalar_type_of<T>);
   return static_cast<T*>(data_ptr());
+}
+template <class T, size_t N>
+TensorAccessor<T, N> Tensor::accessor() const& {
+  static_assert(N > 0, "accessor is used for indexing tensor, for scalars use *data_ptr<T>()");
+  GR_CHECK(defined(), "accessor: tensor is undefined");
+  GR_CHECK(dim() == static_cast<int64_t>(N), "accessor: TensorAccessor expected ", N, " dims but tensor has ", dim(),
+           " (sizes ", sizes(), ")");
+  GR_CHECK(is_cpu(), "accessor: the tensor is on ", device(), "; accessors read CPU memory (call .cpu() first)");
+  return TensorAccessor<T, N>(data_ptr<std::remove_const_t<T>>(), impl_->sizes.data(), impl_->strides.data());
 }
 
 }  // namespace gr

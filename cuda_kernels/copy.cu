@@ -31,10 +31,11 @@ void fill_cuda(const StridedLoop& L, ScalarType t, const Scalar& value) {
   dispatch_all(t, "fill_", [&]<class T>() { gpu_map<T>(L, functors::Fill<T>{value.to<T>()}, current_stream(), "fill_"); });
 }
 
-// Blocking, except from pinned memory (Note [Pinned copies]): when it returns, a D2H
-// destination holds the data and an H2D source may be freed (a pinned one is kept alive by
-// the pinned allocator until the copy has run).
-void cross_device_copy_cuda(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {
+// Blocking, except from pinned memory with non_blocking (Note [Pinned copies]): when it
+// returns, a D2H destination holds the data and an H2D source may be freed (a pinned one is
+// kept alive by the pinned allocator until the copy has run).
+void cross_device_copy_cuda(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes,
+                            bool non_blocking) {
   GR_CHECK(dst_device.is_cuda() || src_device.is_cuda(), "copy: internal: no CUDA side in a copy from ", src_device,
            " to ", dst_device);
   if (nbytes == 0) return;
@@ -42,6 +43,7 @@ void cross_device_copy_cuda(void* dst, Device dst_device, const void* src, Devic
   cudaStream_t stream = current_stream();
   if (src_device.is_cpu() && record_pinned_use(src, stream)) {
     GR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, stream));
+    if (!non_blocking) GR_CUDA_CHECK(cudaStreamSynchronize(stream));
     return;
   }
   if (dst_device.is_cuda() && src_device.is_cuda()) {

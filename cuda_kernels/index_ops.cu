@@ -51,7 +51,7 @@ __global__ void gather_kernel(LoopArgs<3> a, IndexAxis axis) {
 void gather_cuda(const native::StridedLoop& L, ScalarType t, ScalarType index_t, IndexAxis axis) {
   if (L.numel == 0) return;
   dispatch_all(t, "gather", [&]<class T>() {
-    native::dispatch_index(index_t, "gather", [&]<class I>() {
+    dispatch_index(index_t, "gather", [&]<class I>() {
       gather_kernel<T, I><<<grid_size(L.numel, kThreads), kThreads, 0, current_stream()>>>(make_loop_args<3>(L, "gather"),
                                                                                           axis);
       GR_CUDA_CHECK_LAUNCH();
@@ -133,7 +133,7 @@ void scatter_cuda(const native::ScatterLoop& S, ScalarType t, ScalarType index_t
   if (total == 0) return;
   ScatterArgs args{make_loop_args<3>(S.rest, "scatter"), S.n, {S.step[0], S.step[1], S.step[2]}};
   dispatch_all(t, "scatter", [&]<class T>() {
-    native::dispatch_index(index_t, "scatter", [&]<class I>() {
+    dispatch_index(index_t, "scatter", [&]<class I>() {
       scatter_kernel<T, I><<<grid_size(total, kThreads), kThreads, 0, current_stream()>>>(args, axis, reduce,
                                                                                          alpha.to<T>());
       GR_CUDA_CHECK_LAUNCH();
@@ -155,7 +155,7 @@ __global__ void offsets_kernel(LoopArgs<2> a, IndexAxis axis) {
 
 void offsets_cuda(const native::StridedLoop& L, ScalarType index_t, IndexAxis axis) {
   if (L.numel == 0) return;
-  native::dispatch_index(index_t, "index", [&]<class I>() {
+  dispatch_index(index_t, "index", [&]<class I>() {
     offsets_kernel<I><<<grid_size(L.numel, kThreads), kThreads, 0, current_stream()>>>(make_loop_args<2>(L, "index"),
                                                                                       axis);
     GR_CUDA_CHECK_LAUNCH();

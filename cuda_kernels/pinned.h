@@ -10,10 +10,11 @@
 namespace gr::cuda {
 
 // Note [Pinned copies]
-// A host-to-device copy whose source lies in memory from allocate_pinned() (pin_memory(),
-// empty_pinned(), a DataLoader with pin_memory) is queued on the destination device's
-// current stream and returns without a host wait: the DMA engine reads the page-locked
-// source directly. The source block is marked as used on that stream, so dropping the CPU
+// A host-to-device copy with non_blocking (x.to(device, /*non_blocking=*/true), copy_(src,
+// true)) whose source lies in memory from allocate_pinned() (pin_memory(), empty_pinned(), a
+// DataLoader with pin_memory) is queued on the destination device's current stream and
+// returns without a host wait: the DMA engine reads the page-locked source directly. Without
+// non_blocking it waits for the copy, as torch's does. The source block is marked as used on that stream, so dropping the CPU
 // tensor at once is safe: its memory is reused only after the copy has run (Note [Block
 // pool]). Writing into the pinned tensor before the copy has run races with it: synchronize
 // the stream, or an Event recorded after the copy, first. Work on the same stream is ordered

@@ -1,10 +1,11 @@
 // CUDA random fills (random_stub of core/native/random.h): a thread per Philox block, block
 // offset + b of subsequence 0 giving elements [b * per_block, (b + 1) * per_block), exactly the
 // CPU's stream and random_block_values arithmetic, so uniform and integer fills are
-// bit-identical on both devices. Normal fills also go through each side's log/sin/cos in
-// double (CUDA's are accurate to 1-2 ulp, glibc's to under 1): a float32 value differs from
-// the CPU's only when that double lands next to a rounding boundary (rarely, by 1 ulp);
-// float64 values agree to a few ulp.
+// bit-identical on both devices, and so are Bernoulli fills. Normal, exponential, log-normal,
+// Cauchy and geometric fills also go through each side's log/exp/sin/cos/tan in double
+// (CUDA's are accurate to 1-2 ulp, glibc's to under 1): a float32 value differs from the
+// CPU's only when that double lands next to a rounding boundary (rarely, by 1 ulp); float64
+// values agree to a few ulp. See Note [Random streams] in core/native/random.h.
 #include "core/native/random.h"
 #include "core/philox.h"
 #include "cuda_kernels/cuda_check.h"
@@ -40,13 +41,7 @@ void random_cuda(const Tensor& out, const RandomParams& p) {
         out.data_ptr<T>(), n, p, per_block);
     GR_CUDA_CHECK_LAUNCH();
   };
-  switch (out.scalar_type()) {  // the dtypes of the CPU fill
-    case kFloat32: return fill.template operator()<float>();
-    case kFloat64: return fill.template operator()<double>();
-    case kInt64: return fill.template operator()<int64_t>();
-    case kUInt8: return fill.template operator()<uint8_t>();
-    default: GR_ERROR("random: dtype ", out.scalar_type(), " is not supported");
-  }
+  dispatch_all(out.scalar_type(), "random", fill);  // the dtypes of the CPU fill
 }
 
 }  // namespace

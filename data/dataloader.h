@@ -28,9 +28,9 @@ struct DataLoaderOptions {
   std::shared_ptr<const Sampler> sampler;      // instead of shuffle; default: sequential
   std::shared_ptr<const Transform> transform;  // applied to each batch's data [B, C, H, W]
   std::chrono::milliseconds timeout{0};        // longest wait for one batch; 0: no limit
-  // Make batches in page-locked memory (gr::pin_memory), so that batch.to(cuda) is an
-  // asynchronous copy (Note [Pinned copies] in cuda_kernels/pinned.h). Without a CUDA device
-  // the loader prints one notice and makes ordinary batches.
+  // Make batches in page-locked memory (gr::pin_memory), so that batch.to(cuda, true) (with
+  // non_blocking) is an asynchronous copy (Note [Pinned copies] in cuda_kernels/pinned.h).
+  // Without a CUDA device the loader prints one notice and makes ordinary batches.
   bool pin_memory = false;
 };
 

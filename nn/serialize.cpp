@@ -36,14 +36,17 @@ const char* safetensors_dtype(ScalarType t) {
     case kBool: return "BOOL";
     case kBFloat16: return "BF16";
     case kFloat16: return "F16";
+    case kInt32: return "I32";
+    case kInt16: return "I16";
+    case kInt8: return "I8";
   }
   return "?";
 }
 
 bool parse_dtype(const std::string& s, ScalarType* t) {
-  static const std::pair<const char*, ScalarType> table[] = {{"F32", kFloat32}, {"F64", kFloat64}, {"I64", kInt64},
-                                                            {"U8", kUInt8},     {"BOOL", kBool},   {"BF16", kBFloat16},
-                                                            {"F16", kFloat16}};
+  static const std::pair<const char*, ScalarType> table[] = {
+      {"F32", kFloat32}, {"F64", kFloat64},   {"I64", kInt64}, {"U8", kUInt8}, {"BOOL", kBool},
+      {"BF16", kBFloat16}, {"F16", kFloat16}, {"I32", kInt32}, {"I16", kInt16}, {"I8", kInt8}};
   for (const auto& [name, dtype] : table)
     if (s == name) {
       *t = dtype;

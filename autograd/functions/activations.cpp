@@ -42,7 +42,7 @@ Tensor relu(const Tensor& a) { return with_output_grad("ReluBackward", a, native
 Tensor sigmoid(const Tensor& a) { return with_output_grad("SigmoidBackward", a, native::sigmoid(a), sigmoid_grad); }
 Tensor tanh(const Tensor& a) { return with_output_grad("TanhBackward", a, native::tanh(a), tanh_grad); }
 
-Tensor& Tensor::relu_() {
+Tensor& Tensor::relu_() const {
   autograd::check_inplace(*this, "relu_");
   bool grad = autograd::needs_grad(*this);
   TensorList inputs = grad ? TensorList{*this} : TensorList{};
@@ -54,7 +54,7 @@ Tensor& Tensor::relu_() {
       return TensorList{relu_grad(g[0], saved.unpack())};
     });
   }
-  return *this;
+  return const_cast<Tensor&>(*this);
 }
 
 }  // namespace gr

@@ -55,7 +55,7 @@ Tensor index_put(const Tensor& self, const IndexList& indices, const Tensor& val
   return out;
 }
 
-const Tensor& index_put_(const Tensor& self, const IndexList& indices, const Tensor& values, bool accumulate) {
+Tensor& index_put_(Tensor& self, const IndexList& indices, const Tensor& values, bool accumulate) {
   autograd::check_inplace(self, "index_put_");
   native::index_put_(self, unwrap(indices), values, accumulate);
   record_put(self, indices, values, accumulate, self);
@@ -66,8 +66,8 @@ Tensor Tensor::index(const IndexList& indices) const { return gr::index(*this, i
 Tensor Tensor::index_put(const IndexList& indices, const Tensor& values, bool accumulate) const {
   return gr::index_put(*this, indices, values, accumulate);
 }
-const Tensor& Tensor::index_put_(const IndexList& indices, const Tensor& values, bool accumulate) const {
-  return gr::index_put_(*this, indices, values, accumulate);
+Tensor& Tensor::index_put_(const IndexList& indices, const Tensor& values, bool accumulate) const {
+  return gr::index_put_(const_cast<Tensor&>(*this), indices, values, accumulate);
 }
 
 }  // namespace gr

@@ -100,7 +100,7 @@ Tensor div(const Tensor& a, const Scalar& b) {
 
 namespace {
 
-Tensor& add_sub_(Tensor& self, const Tensor& other, const Scalar& alpha, bool negate, const char* op) {
+Tensor& add_sub_(const Tensor& self, const Tensor& other, const Scalar& alpha, bool negate, const char* op) {
   autograd::check_inplace(self, op);
   bool grad = autograd::needs_grad(self, other);
   TensorList inputs = grad ? TensorList{self, other} : TensorList{};
@@ -115,11 +115,11 @@ Tensor& add_sub_(Tensor& self, const Tensor& other, const Scalar& alpha, bool ne
                                needs[1] ? sum_to(factor == 1.0 ? g[0] : g[0] * factor, shape_o) : Tensor()};
            });
   }
-  return self;
+  return const_cast<Tensor&>(self);
 }
 
 // self *= other (or /=). The gradient for `other` needs self's value from before the op.
-Tensor& mul_div_(Tensor& self, const Tensor& other, bool divide, const char* op) {
+Tensor& mul_div_(const Tensor& self, const Tensor& other, bool divide, const char* op) {
   autograd::check_inplace(self, op);
   bool grad = autograd::needs_grad(self, other);
   TensorList inputs = grad ? TensorList{self, other} : TensorList{};
@@ -142,18 +142,18 @@ Tensor& mul_div_(Tensor& self, const Tensor& other, bool divide, const char* op)
              return TensorList{ga, gb};
            });
   }
-  return self;
+  return const_cast<Tensor&>(self);
 }
 
 }  // namespace
 
-Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { return add_sub_(*this, o, alpha, false, "add_"); }
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { return add_sub_(*this, o, alpha, true, "sub_"); }
-Tensor& Tensor::add_(const Scalar& o) { return add_sub_(*this, native::wrapped_scalar(*this, o), 1, false, "add_"); }
-Tensor& Tensor::sub_(const Scalar& o) { return add_sub_(*this, native::wrapped_scalar(*this, o), 1, true, "sub_"); }
-Tensor& Tensor::mul_(const Tensor& o) { return mul_div_(*this, o, false, "mul_"); }
-Tensor& Tensor::mul_(const Scalar& o) { return mul_div_(*this, native::wrapped_scalar(*this, o), false, "mul_"); }
-Tensor& Tensor::div_(const Tensor& o) { return mul_div_(*this, o, true, "div_"); }
-Tensor& Tensor::div_(const Scalar& o) { return mul_div_(*this, native::wrapped_scalar(*this, o), true, "div_"); }
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) const { return add_sub_(*this, o, alpha, false, "add_"); }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) const { return add_sub_(*this, o, alpha, true, "sub_"); }
+Tensor& Tensor::add_(const Scalar& o) const { return add_sub_(*this, native::wrapped_scalar(*this, o), 1, false, "add_"); }
+Tensor& Tensor::sub_(const Scalar& o) const { return add_sub_(*this, native::wrapped_scalar(*this, o), 1, true, "sub_"); }
+Tensor& Tensor::mul_(const Tensor& o) const { return mul_div_(*this, o, false, "mul_"); }
+Tensor& Tensor::mul_(const Scalar& o) const { return mul_div_(*this, native::wrapped_scalar(*this, o), false, "mul_"); }
+Tensor& Tensor::div_(const Tensor& o) const { return mul_div_(*this, o, true, "div_"); }
+Tensor& Tensor::div_(const Scalar& o) const { return mul_div_(*this, native::wrapped_scalar(*this, o), true, "div_"); }
 
 }  // namespace gr

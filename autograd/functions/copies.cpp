@@ -1,6 +1,7 @@
-// contiguous, clone, to(dtype), to(device), copy_, fill_ and zero_ with autograd.
+// contiguous, clone, to(device, dtype), copy_, fill_ and zero_ with autograd.
 #include "autograd/function.h"
 #include "autograd/ops.h"
+#include "core/factory.h"
 #include "core/native/copy.h"
 #include "core/native/reduce.h"
 
@@ -23,22 +24,32 @@ Tensor copy_like(const char* name, const Tensor& self, Tensor out) {
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : copy_like("CloneBackward", *this, native::clone(*this)); }
 Tensor Tensor::clone() const { return copy_like("CloneBackward", *this, native::clone(*this)); }
 
-Tensor Tensor::to(ScalarType dtype) const {
-  if (dtype == scalar_type()) return *this;
+Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking, bool copy) const {
+  GR_CHECK(defined(), "to: tensor is undefined");
+  if (dtype == scalar_type() && device == this->device()) return copy ? clone() : *this;
   GR_CHECK(!requires_grad() || gr::is_floating_point(dtype) || !GradMode::is_enabled(), "to(", dtype,
            "): a tensor that requires grad can only be converted to a floating point dtype (or detach() it first)");
-  Tensor out = native::to_dtype(*this, dtype);
+  // One copy_: across devices it moves the bytes and converts on the destination.
+  Tensor out = empty(sizes(), TensorOptions(dtype).device(device));
+  native::copy_(out, *this, non_blocking);
   return gr::is_floating_point(dtype) ? copy_like("ToCopyBackward", *this, out) : out;
 }
-
-Tensor Tensor::to(Device device) const {
-  if (device == this->device()) return *this;
-  return copy_like("ToCopyBackward", *this, native::to_device(*this, device));
+Tensor Tensor::to(ScalarType dtype, bool non_blocking, bool copy) const {
+  return to(device(), dtype, non_blocking, copy);
+}
+Tensor Tensor::to(TensorOptions options, bool non_blocking, bool copy) const {
+  GR_CHECK(!options.has_requires_grad(), "to(options): options with requires_grad are not supported (as in libtorch); "
+                                         "use requires_grad_() on the result");
+  return to(options.has_device() ? options.device() : device(), options.has_dtype() ? options.dtype() : scalar_type(),
+            non_blocking, copy);
+}
+Tensor Tensor::to(const Tensor& other, bool non_blocking, bool copy) const {
+  return to(other.device(), other.scalar_type(), non_blocking, copy);
 }
 
-Tensor& Tensor::copy_(const Tensor& src) {
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) const {
   autograd::check_inplace(*this, "copy_");
-  native::copy_(*this, src);
+  native::copy_(*this, src, non_blocking);
   if (autograd::needs_grad(src)) {
     record("CopyBackward", {src}, {*this},
            [shape = src.sizes().vec(), dtype = src.scalar_type(), device = src.device()](const TensorList& g,
@@ -49,17 +60,18 @@ Tensor& Tensor::copy_(const Tensor& src) {
     // Overwritten by a constant: no gradient flows to the old history any more.
     record("CopyBackward", {}, {*this}, [](const TensorList&, const std::vector<bool>&) { return TensorList{}; });
   }
-  return *this;
+  return const_cast<Tensor&>(*this);
 }
 
-Tensor& Tensor::fill_(const Scalar& value) {
+Tensor& Tensor::fill_(const Scalar& value) const {
   autograd::check_inplace(*this, "fill_");
+  value.check_fits(scalar_type(), "fill_");
   native::fill_(*this, value);
   if (requires_grad() && !is_leaf() && GradMode::is_enabled())
     record("FillBackward", {}, {*this}, [](const TensorList&, const std::vector<bool>&) { return TensorList{}; });
-  return *this;
+  return const_cast<Tensor&>(*this);
 }
 
-Tensor& Tensor::zero_() { return fill_(0); }
+Tensor& Tensor::zero_() const { return fill_(0); }
 
 }  // namespace gr

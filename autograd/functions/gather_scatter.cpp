@@ -69,21 +69,21 @@ Tensor scatter_value_out(const Tensor& self, int64_t dim, const Tensor& index, c
   return out;
 }
 
-const Tensor& scatter_in_place(const char* name, const Tensor& self, int64_t dim, const Tensor& index,
-                               const Tensor& src, native::ScatterReduce reduce) {
+Tensor& scatter_in_place(const char* name, const Tensor& self, int64_t dim, const Tensor& index,
+                         const Tensor& src, native::ScatterReduce reduce) {
   autograd::check_inplace(self, name);
   native::scatter_(self, dim, index, src, reduce, name);
   record_scatter(reduce == native::ScatterReduce::Add ? "ScatterAddBackward" : "ScatterBackward", self, src, self, dim,
                  index, reduce);
-  return self;
+  return const_cast<Tensor&>(self);
 }
 
-const Tensor& scatter_value_in_place(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
-                                     native::ScatterReduce reduce) {
+Tensor& scatter_value_in_place(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+                               native::ScatterReduce reduce) {
   autograd::check_inplace(self, "scatter_");
   native::scatter_value_(self, dim, index, value, reduce, "scatter_");
   record_scatter("ScatterBackward", self, {}, self, dim, index, reduce);
-  return self;
+  return const_cast<Tensor&>(self);
 }
 
 }  // namespace
@@ -133,19 +133,19 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value, st
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
   return gr::scatter_add(*this, dim, index, src);
 }
-const Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) const {
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) const {
   return scatter_in_place("scatter_", *this, dim, index, src, native::ScatterReduce::None);
 }
-const Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) const {
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) const {
   return scatter_value_in_place(*this, dim, index, value, native::ScatterReduce::None);
 }
-const Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const {
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const {
   return scatter_in_place("scatter_", *this, dim, index, src, reduce_of(reduce));
 }
-const Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const {
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const {
   return scatter_value_in_place(*this, dim, index, value, reduce_of(reduce));
 }
-const Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const {
+Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const {
   return scatter_in_place("scatter_add_", *this, dim, index, src, native::ScatterReduce::Add);
 }
 

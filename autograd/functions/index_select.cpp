@@ -43,14 +43,14 @@ Tensor along_dim(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   return out;
 }
 
-const Tensor& along_dim_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, AlongDim kind,
-                         const Scalar& alpha) {
+Tensor& along_dim_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, AlongDim kind,
+                   const Scalar& alpha) {
   autograd::check_inplace(self, kind == AlongDim::Add ? "index_add_" : "index_copy_");
   if (kind == AlongDim::Add) native::index_add_(self, dim, index, source, alpha);
   else native::index_copy_(self, dim, index, source);
   record_along_dim(kind == AlongDim::Add ? "IndexAddBackward" : "IndexCopyBackward", self, source, self, dim, index,
                    kind, alpha);
-  return self;
+  return const_cast<Tensor&>(self);
 }
 
 // index_fill with a 0-d value tensor: the value's gradient sums the filled positions once each,
@@ -101,13 +101,13 @@ Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return gr:
 Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
   return gr::index_add(*this, dim, index, source, alpha);
 }
-const Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
+Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
   return along_dim_(*this, dim, index, source, AlongDim::Add, alpha);
 }
 Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source) const {
   return gr::index_copy(*this, dim, index, source);
 }
-const Tensor& Tensor::index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const {
+Tensor& Tensor::index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const {
   return along_dim_(*this, dim, index, source, AlongDim::Copy, 1);
 }
 Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Scalar& value) const {
@@ -116,13 +116,13 @@ Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Scalar& value)
 Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Tensor& value) const {
   return gr::index_fill(*this, dim, index, value);
 }
-const Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Tensor& value) const {
+Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Tensor& value) const {
   autograd::check_inplace(*this, "index_fill_");
   native::index_fill_(*this, dim, index, value);
   record_fill(*this, value, *this, dim, index);
-  return *this;
+  return const_cast<Tensor&>(*this);
 }
-const Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const {
+Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const {
   return index_fill_(dim, index, fill_value(*this, value));
 }
 

@@ -72,17 +72,17 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) 
   return masked_fill(self, mask, value.item());
 }
 
-const Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
   autograd::check_inplace(*this, "masked_fill_");
   native::masked_fill_(*this, mask, value);
   if (autograd::needs_grad(*this))
     record("MaskedFillBackward", {*this}, {*this}, [m = mask.detach()](const TensorList& g, const std::vector<bool>&) {
       return TensorList{g[0].masked_fill(m, 0)};
     });
-  return *this;
+  return const_cast<Tensor&>(*this);
 }
 
-const Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) const {
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) const {
   check_value(value, "masked_fill_");
   autograd::check_inplace(*this, "masked_fill_");
   native::masked_fill_(*this, mask, value.item());
@@ -91,7 +91,7 @@ const Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) cons
            [m = mask.detach()](const TensorList& g, const std::vector<bool>& needs) {
              return TensorList{needs[0] ? g[0].masked_fill(m, 0) : Tensor(), needs[1] ? gr::where(m, g[0], 0).sum() : Tensor()};
            });
-  return *this;
+  return const_cast<Tensor&>(*this);
 }
 
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const { return gr::masked_fill(*this, mask, value); }
@@ -123,7 +123,7 @@ Tensor Tensor::masked_scatter(const Tensor& mask, const Tensor& source) const {
   return gr::masked_scatter(*this, mask, source);
 }
 
-const Tensor& Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) const {
+Tensor& Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) const {
   GR_CHECK(mask.scalar_type() == kBool, "masked_scatter_: expected a bool mask, got ", mask.scalar_type());
   std::vector<int64_t> shape = native::broadcast_shapes(sizes(), mask.sizes(), "masked_scatter_");
   GR_CHECK(IntArrayRef(shape) == sizes(), "masked_scatter_: mask of shape ", mask.sizes(),
@@ -132,7 +132,7 @@ const Tensor& Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) 
   Tensor m = native::expand(mask, shape);
   scatter_by_mask(*this, m, source, "masked_scatter_");
   record_masked_scatter(*this, m, source, *this);
-  return *this;
+  return const_cast<Tensor&>(*this);
 }
 
 }  // namespace gr

@@ -87,8 +87,9 @@ Tensor apply_slicing(const Tensor& self, const std::vector<TensorIndex>& indices
     } else {
       const Tensor& t = index.tensor();
       GR_CHECK(t.defined(), "index: undefined tensor in the index (", indices, ")");
-      if (t.dim() == 0 && (t.scalar_type() == kInt64 || is_mask(t))) {
-        if (t.scalar_type() == kInt64) {
+      // As libtorch's applySlicing: a 0-d integer tensor selects, a 0-d mask adds a dim.
+      if (t.dim() == 0 && is_integral(t.scalar_type(), /*include_bool=*/true)) {
+        if (!is_mask(t)) {
           result = apply_select(result, dim, t.item<int64_t>(), real_dim);
         } else {
           result = result.unsqueeze(dim);
@@ -165,7 +166,7 @@ void set_item(const Tensor& self, const std::vector<TensorIndex>& indices, const
 // so it runs without history and one node is recorded for self as a whole: self's gradient is
 // the incoming one with the written region zeroed (itself an index_put_, so differentiable),
 // the value's the incoming one indexed the same way, summed back to the value's shape.
-const Tensor& put(const Tensor& self, const std::vector<TensorIndex>& indices, const Tensor& value) {
+Tensor& put(const Tensor& self, const std::vector<TensorIndex>& indices, const Tensor& value) {
   const bool history = autograd::needs_grad(self, value);
   if (history) autograd::check_inplace(self, "index_put_");
   {
@@ -187,7 +188,7 @@ const Tensor& put(const Tensor& self, const std::vector<TensorIndex>& indices, c
              }
              return TensorList{gself, gvalue};
            });
-  return self;
+  return const_cast<Tensor&>(self);
 }
 
 }  // namespace
@@ -195,16 +196,16 @@ const Tensor& put(const Tensor& self, const std::vector<TensorIndex>& indices, c
 Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const { return get_item(*this, indices); }
 Tensor Tensor::index(const std::vector<TensorIndex>& indices) const { return get_item(*this, indices); }
 
-const Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Tensor& rhs) const {
+Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Tensor& rhs) const {
   return put(*this, indices, rhs);
 }
-const Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& rhs) const {
+Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& rhs) const {
   return put(*this, indices, rhs);
 }
-const Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Scalar& v) const {
+Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Scalar& v) const {
   return put(*this, indices, full({}, v, options()));
 }
-const Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Scalar& v) const {
+Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Scalar& v) const {
   return put(*this, indices, full({}, v, options()));
 }
 

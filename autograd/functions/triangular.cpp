@@ -27,7 +27,7 @@ Tensor triangle(const Tensor& self, int64_t k, bool lower) {
   return out;
 }
 
-const Tensor& triangle_(const Tensor& self, int64_t k, bool lower) {
+Tensor& triangle_(const Tensor& self, int64_t k, bool lower) {
   const char* op = lower ? "tril_" : "triu_";
   autograd::check_inplace(self, op);
   // What tril(k) drops is what triu(k + 1) keeps, and the other way round.
@@ -36,7 +36,7 @@ const Tensor& triangle_(const Tensor& self, int64_t k, bool lower) {
     record(lower ? "TrilBackward" : "TriuBackward", {self}, {self}, [k, lower](const TensorList& g, const std::vector<bool>&) {
       return TensorList{lower ? tril(g[0], k) : triu(g[0], k)};
     });
-  return self;
+  return const_cast<Tensor&>(self);
 }
 
 }  // namespace
@@ -45,7 +45,7 @@ Tensor tril(const Tensor& self, int64_t diagonal) { return triangle(self, diagon
 Tensor triu(const Tensor& self, int64_t diagonal) { return triangle(self, diagonal, false); }
 Tensor Tensor::tril(int64_t diagonal) const { return triangle(*this, diagonal, true); }
 Tensor Tensor::triu(int64_t diagonal) const { return triangle(*this, diagonal, false); }
-const Tensor& Tensor::tril_(int64_t diagonal) const { return triangle_(*this, diagonal, true); }
-const Tensor& Tensor::triu_(int64_t diagonal) const { return triangle_(*this, diagonal, false); }
+Tensor& Tensor::tril_(int64_t diagonal) const { return triangle_(*this, diagonal, true); }
+Tensor& Tensor::triu_(int64_t diagonal) const { return triangle_(*this, diagonal, false); }
 
 }  // namespace gr

@@ -54,7 +54,7 @@ AdvancedIndex make_info(const Tensor& self, const std::vector<Tensor>& indices, 
       Tensor nz = nonzero(to_device(t, self.device()));
       for (int64_t j = 0; j < t.dim(); ++j) per_dim.push_back(select(nz, 1, j));
     } else {
-      GR_CHECK(is_index_dtype(t.scalar_type()), op, ": tensors used as indices must be int64 or bool tensors, got ",
+      GR_CHECK(is_index_dtype(t.scalar_type()), op, ": tensors used as indices must be int64, int32, uint8 or bool tensors, got ",
                t.scalar_type(), " at position ", i);
       per_dim.push_back(to_device(t, self.device()));
     }

@@ -27,7 +27,7 @@ static void fill_cpu(const StridedLoop& L, ScalarType t, const Scalar& value) {
 }
 GR_REGISTER_KERNEL(fill_stub, kCPU, &fill_cpu);
 
-void copy_(const Tensor& dst, const Tensor& src) {
+void copy_(const Tensor& dst, const Tensor& src, bool non_blocking) {
   GR_CHECK(dst.defined() && src.defined(), "copy_: undefined tensor");
   broadcast_shapes(dst.sizes(), src.sizes(), "copy_");
   GR_CHECK(src.dim() <= dst.dim(), "copy_: source shape ", src.sizes(), " cannot be broadcast to ", dst.sizes());
@@ -37,7 +37,8 @@ void copy_(const Tensor& dst, const Tensor& src) {
     // One side is always a CUDA device, so the CUDA backend owns this copy.
     Tensor s = contiguous(src);
     Tensor staged = empty(s.sizes(), TensorOptions(s.scalar_type()).device(dst.device()));
-    cross_device_copy_stub(kCUDA, staged.data_ptr(), staged.device(), s.data_ptr(), s.device(), s.nbytes());
+    cross_device_copy_stub(kCUDA, staged.data_ptr(), staged.device(), s.data_ptr(), s.device(), s.nbytes(),
+                           non_blocking);
     copy_(dst, staged);
     return;
   }
@@ -72,10 +73,10 @@ Tensor to_dtype(const Tensor& t, ScalarType dtype) {
   return out;
 }
 
-Tensor to_device(const Tensor& t, Device device) {
+Tensor to_device(const Tensor& t, Device device, bool non_blocking) {
   if (t.device() == device) return t;
   Tensor out = empty(t.sizes(), t.options().device(device));
-  copy_(out, t);
+  copy_(out, t, non_blocking);
   return out;
 }
 

@@ -16,7 +16,11 @@ Tensor wrapped_scalar(const Tensor& like, const Scalar& s) {
   ScalarType t = like.scalar_type();
   if (!is_floating_point(t) && s.is_floating_point()) t = kFloat32;
   if (t == kBool && !s.is_floating_point()) t = kInt64;
-  return full({}, s, TensorOptions(t).device(like.device()));
+  // Not full(): a number wraps into the tensor's dtype (int8 + 300 is int8 + 44, as torch's
+  // wrapped numbers), where full() refuses a value that overflows.
+  Tensor out = empty({}, TensorOptions(t).device(like.device()));
+  fill_(out, s);
+  return out;
 }
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {

@@ -22,11 +22,6 @@ ScalarType result_type(ScalarType t, const Scalar& s) {
   return t;
 }
 
-bool can_cast(ScalarType from, ScalarType to) {
-  if (is_floating_point(from) && !is_floating_point(to)) return false;
-  return from == kBool || to != kBool;
-}
-
 void check_inplace_result(const char* op, const Tensor& self, ScalarType result) {
   GR_CHECK(can_cast(result, self.scalar_type()), op, ": result type ", result, " can't be cast to the desired output type ",
            self.scalar_type(), " (self of shape ", self.sizes(), ")");

@@ -21,9 +21,8 @@ void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 // (a float number makes integer and bool tensors float32, an integer one makes bool int64).
 ScalarType result_type(ScalarType t, const Scalar& s);
 inline ScalarType result_type(const Tensor& t, const Scalar& s) { return result_type(t.scalar_type(), s); }
-// torch's can_cast: no float into an integer, nothing but bool into bool.
-bool can_cast(ScalarType from, ScalarType to);
-// In-place ops write their result into self's dtype: fails as torch does when it can't.
+// In-place ops write their result into self's dtype: fails as torch does when it can't
+// (gr::can_cast).
 void check_inplace_result(const char* op, const Tensor& self, ScalarType result);
 
 // A non-owning reference to the kernel call of one op: loop and compute dtype in.

@@ -1,5 +1,7 @@
 // gather, scatter, index_select, index_add, index_copy and index_fill: argument checks, and
 // the restrided views that turn each into one gather or scatter pass (index_ops.h).
+#include <string_view>
+
 #include "core/factory.h"
 #include "core/native/copy.h"
 #include "core/native/index_ops.h"
@@ -11,7 +13,13 @@ GR_DEFINE_DISPATCH(ScatterFn, index_scatter_stub);
 
 void check_index_tensor(const Tensor& self, const Tensor& index, const char* op) {
   GR_CHECK(self.defined() && index.defined(), op, ": undefined tensor argument");
-  GR_CHECK(is_index_dtype(index.scalar_type()), op, ": expected an int64 index tensor, got ", index.scalar_type());
+  // torch's index_copy_ and index_fill_ take int64 indices only; the others int32 too.
+  const std::string_view name(op);
+  if (name == "index_copy_" || name == "index_fill_")
+    GR_CHECK(index.scalar_type() == kInt64, op, ": expected an int64 index tensor, got ", index.scalar_type());
+  else
+    GR_CHECK(is_index_dtype(index.scalar_type()), op, ": expected an int64 or int32 index tensor, got ",
+             index.scalar_type());
   GR_CHECK(index.device() == self.device(), op, ": expected self and index on the same device, got ", self.device(),
            " and ", index.device());
 }

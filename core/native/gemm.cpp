@@ -149,6 +149,8 @@ void set_gemm_threads(int n) { Eigen::setNbThreads(n); }
 Tensor mm(const Tensor& a, const Tensor& b) {
   check_matmul_args(a, b, "mm");
   GR_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D tensors, got ", a.sizes(), " and ", b.sizes());
+  if (is_reduced_float(a.scalar_type()))  // Note [Reduced float math]
+    return to_dtype(mm(to_dtype(a, kFloat32), to_dtype(b, kFloat32)), a.scalar_type());
   GR_CHECK(a.size(1) == b.size(0), "mm: shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (", a.size(1),
            " != ", b.size(0), ")");
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
@@ -164,6 +166,10 @@ Tensor bmm(const Tensor& a, const Tensor& b) { return baddbmm({}, a, b, 0.0, 1.0
 Tensor baddbmm(const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha, const char* op) {
   check_matmul_args(a, b, op);
   GR_CHECK(a.dim() == 3 && b.dim() == 3, op, ": expected 3-D tensors, got ", a.sizes(), " and ", b.sizes());
+  if (is_reduced_float(a.scalar_type())) {  // Note [Reduced float math]
+    Tensor self32 = self.defined() ? to_dtype(self, kFloat32) : self;
+    return to_dtype(baddbmm(self32, to_dtype(a, kFloat32), to_dtype(b, kFloat32), beta, alpha, op), a.scalar_type());
+  }
   GR_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), op, ": shapes ", a.sizes(), " and ", b.sizes(),
            " cannot be multiplied");
   const int64_t batch = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);

@@ -10,16 +10,9 @@
 
 namespace gr::native {
 
-// The dtypes an index tensor may have. Every kernel reads indices through this one switch, so
-// a new index dtype (int32) is one case here.
-template <class F>
-decltype(auto) dispatch_index(ScalarType t, const char* op, F&& fn) {
-  switch (t) {
-    case kInt64: return fn.template operator()<int64_t>();
-    default: GR_ERROR(op, ": expected an int64 index tensor, got ", dtype_name(t));
-  }
-}
-inline bool is_index_dtype(ScalarType t) { return t == kInt64; }
+// The dtypes an index tensor may have: int64 and int32, as torch's. Every kernel reads indices
+// through gr::dispatch_index (core/dtype.h), so a new index dtype is one case there.
+inline bool is_index_dtype(ScalarType t) { return t == kInt64 || t == kInt32; }
 
 // The indexed axis of a kernel: an index i addresses element i * stride of the indexed operand,
 // valid in [0, size) (in [-size, size) when `wrap`, negative ones counting from the end).

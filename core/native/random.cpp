@@ -14,8 +14,9 @@ namespace gr::native {
 GR_DEFINE_DISPATCH(RandomFn, random_stub);
 
 int64_t random_values_per_block(RandomKind kind, ScalarType dtype) {
-  if (kind == RandomKind::Integer || dtype == kFloat64) return 2;
-  return 4;
+  if (kind == RandomKind::Integer) return 2;
+  if (kind == RandomKind::Bernoulli) return 4;  // 24-bit uniforms for every dtype
+  return dtype == kFloat64 ? 2 : 4;
 }
 
 template <class T>
@@ -33,23 +34,34 @@ static void random_fill_cpu(T* out, int64_t n, const RandomParams& p, int64_t pe
 
 static void random_cpu(const Tensor& out, const RandomParams& p) {
   int64_t per_block = random_values_per_block(p.kind, out.scalar_type());
-  switch (out.scalar_type()) {
-    case kFloat32: return random_fill_cpu(out.data_ptr<float>(), out.numel(), p, per_block);
-    case kFloat64: return random_fill_cpu(out.data_ptr<double>(), out.numel(), p, per_block);
-    case kInt64: return random_fill_cpu(out.data_ptr<int64_t>(), out.numel(), p, per_block);
-    case kUInt8: return random_fill_cpu(out.data_ptr<uint8_t>(), out.numel(), p, per_block);
-    default: GR_ERROR("random: dtype ", out.scalar_type(), " is not supported");
-  }
+  dispatch_all(out.scalar_type(), "random",
+               [&]<class T>() { random_fill_cpu(out.data_ptr<T>(), out.numel(), p, per_block); });
 }
 GR_REGISTER_KERNEL(random_stub, kCPU, &random_cpu);
 
-void random_(const Tensor& out, RandomKind kind, double a, double b, Generator* gen) {
-  GR_CHECK(out.is_contiguous(), "random: output must be contiguous");
+static void fill_random(const Tensor& out, RandomParams p, Generator* gen) {
+  if (out.numel() == 0) return;
+  Tensor target = out.is_contiguous() ? out : empty(out.sizes(), out.options());
   Generator& g = gen ? *gen : default_generator();
-  int64_t per_block = random_values_per_block(kind, out.scalar_type());
-  uint64_t blocks = static_cast<uint64_t>((out.numel() + per_block - 1) / per_block);
-  RandomParams p{kind, g.seed(), g.reserve(blocks), a, b};
-  if (out.numel() > 0) random_stub(out.device(), out, p);
+  const int64_t per_block = random_values_per_block(p.kind, out.scalar_type());
+  p.seed = g.seed();
+  p.offset = g.reserve(static_cast<uint64_t>((out.numel() + per_block - 1) / per_block));
+  random_stub(out.device(), target, p);
+  if (!target.is_same(out)) copy_(out, target);
+  else out.unsafe_impl()->storage.bump_version();
+}
+
+void random_(const Tensor& out, RandomKind kind, double a, double b, Generator* gen) {
+  GR_CHECK(kind != RandomKind::Integer, "random: internal: integer fills go through random_integers_");
+  fill_random(out, RandomParams{kind, 0, 0, a, b}, gen);
+}
+
+void random_integers_(const Tensor& out, int64_t low, uint64_t range, Generator* gen) {
+  GR_CHECK(range > 0, "random: internal: empty range");
+  RandomParams p{RandomKind::Integer, 0, 0};
+  p.low = low;
+  p.range = range;
+  fill_random(out, p, gen);
 }
 
 }  // namespace gr::native
@@ -58,8 +70,7 @@ namespace gr {
 
 static Tensor random_tensor(IntArrayRef sizes, TensorOptions options, native::RandomKind kind, double a, double b,
                             Generator* gen, const char* op) {
-  GR_CHECK(kind == native::RandomKind::Integer || is_floating_point(options.dtype()), op,
-           ": expected a floating point dtype, got ", options.dtype());
+  GR_CHECK(is_floating_point(options.dtype()), op, ": expected a floating point dtype, got ", options.dtype());
   Tensor t = empty(sizes, options.requires_grad(false));
   native::random_(t, kind, a, b, gen);
   if (options.requires_grad()) t.set_requires_grad(true);
@@ -76,8 +87,11 @@ Tensor rand(IntArrayRef sizes, TensorOptions options, Generator* gen) {
 Tensor rand(IntArrayRef sizes, Generator* gen, TensorOptions options) { return rand(sizes, options, gen); }
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions options, Generator* gen) {
   GR_CHECK(high > low, "randint: expected low < high, got low=", low, " high=", high);
-  return random_tensor(sizes, options, native::RandomKind::Integer, static_cast<double>(low),
-                       static_cast<double>(high), gen, "randint");
+  GR_CHECK(options.dtype() != kBool, "randint: bool is not supported (as torch's 'check_random_bounds')");
+  Tensor t = empty(sizes, options.requires_grad(false));
+  native::random_integers_(t, low, static_cast<uint64_t>(high) - static_cast<uint64_t>(low), gen);
+  if (options.requires_grad()) t.set_requires_grad(true);
+  return t;
 }
 Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions options, Generator* gen) {
   return randint(0, high, sizes, options, gen);
@@ -87,7 +101,9 @@ Tensor rand_like(const Tensor& t, Generator* gen) { return rand(t.sizes(), t.opt
 
 Tensor randperm(int64_t n, Generator* gen) {
   GR_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
-  Tensor keys = randint(0, std::numeric_limits<int64_t>::max(), {n}, kInt64, gen);
+  // Keys are 63-bit numbers (the range 2^63; a uniform key is what the swaps need).
+  Tensor keys = empty({n}, kInt64);
+  native::random_integers_(keys, 0, uint64_t{1} << 63, gen);
   Tensor out = empty({n}, kInt64);
   int64_t* p = out.data_ptr<int64_t>();
   const int64_t* k = keys.data_ptr<int64_t>();

@@ -69,6 +69,8 @@ GR_REGISTER_KERNEL(softmax_backward_stub, kCPU, &softmax_backward_cpu);
 Tensor softmax(const Tensor& x, int64_t dim, bool log) {
   const char* op = log ? "log_softmax" : "softmax";
   GR_CHECK(x.is_floating_point(), op, ": expected a floating point tensor, got ", x.scalar_type());
+  if (is_reduced_float(x.scalar_type()))  // Note [Reduced float math]
+    return to_dtype(softmax(to_dtype(x, kFloat32), dim, log), x.scalar_type());
   int64_t d = wrap_dim(dim, x.dim(), op);
   Tensor in = contiguous(x);
   Tensor out = empty(x.sizes(), x.options());
@@ -79,6 +81,8 @@ Tensor softmax(const Tensor& x, int64_t dim, bool log) {
 }
 
 Tensor softmax_backward(const Tensor& grad, const Tensor& out, int64_t dim, bool log) {
+  if (is_reduced_float(out.scalar_type()))  // Note [Reduced float math]
+    return to_dtype(softmax_backward(to_dtype(grad, kFloat32), to_dtype(out, kFloat32), dim, log), out.scalar_type());
   int64_t d = wrap_dim(dim, out.dim(), "softmax_backward");
   Tensor g = contiguous(grad), y = contiguous(out);
   Tensor gin = empty(out.sizes(), out.options());

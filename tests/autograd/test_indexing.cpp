@@ -138,7 +138,7 @@ TEST_CASE("errors name the op, the shapes, the dtypes and the offending index") 
       {"gather", "index 5 is out of bounds for dimension 1 with size 3", "[2, 3]", "float32", "[2, 1]"});
   has(error_of([&] { x.gather(1, longs({-1, 0}).reshape({2, 1})); }), {"gather", "index -1 is out of bounds"});
   has(error_of([&] { x.gather(1, longs({0, 1})); }), {"gather", "same number of dimensions", "[2]", "[2, 3]"});
-  has(error_of([&] { x.gather(0, ones({2, 3}, kFloat32)); }), {"gather", "int64 index", "float32"});
+  has(error_of([&] { x.gather(0, ones({2, 3}, kFloat32)); }), {"gather", "int64 or int32 index", "float32"});
   has(error_of([&] { x.scatter(0, longs({2}).reshape({1, 1}), 1.0); }), {"scatter", "index 2", "dimension 0 with size 2"});
   has(error_of([&] { x.scatter_add(1, zeros({2, 1}, kInt64), ones({2, 1}, kFloat64)); }), {"scatter_add", "float32", "float64"});
   has(error_of([&] { x.scatter(1, zeros({2, 1}, kInt64), ones({2, 1}, kFloat32), "max"); }), {"scatter", "\"add\" or \"multiply\""});
@@ -157,7 +157,7 @@ TEST_CASE("errors name the op, the shapes, the dtypes and the offending index") 
   has(error_of([&] { x.index({Slice(), longs({-4})}); }), {"index -4 is out of bounds for dimension 1 with size 3"});
   has(error_of([&] { x.index({ones({3}, kBool)}); }), {"shape of the mask [3] at index 0", "[2, 3] at index 0"});
   has(error_of([&] { x.index({longs({0, 1}), longs({0, 1, 2})}); }), {"shape mismatch", "[2], [3]"});
-  has(error_of([&] { x.index({ones({1}, kFloat32)}); }), {"int64 or bool", "float32"});
+  has(error_of([&] { x.index({ones({1}, kFloat32)}); }), {"int64, int32, uint8 or bool", "float32"});
   has(error_of([&] { scalar_tensor(1.0).index({0}); }), {"invalid index of a 0-dim tensor"});
   has(error_of([&] { x.index({Slice(None, None, -1)}); }), {"step must be greater than zero"});
   has(error_of([&] { x.index({"...", "..."}); }), {"single ellipsis"});

@@ -104,7 +104,7 @@ TEST_SUITE("cuda") {
     CHECK(still_works.sum().item<float>() == 4.0f);
   }
 
-  TEST_CASE("pinned memory: pin_memory, is_pinned, and asynchronous host-to-device copies") {
+  TEST_CASE("pinned memory: pin_memory, is_pinned, and non-blocking host-to-device copies") {
     Tensor x = cuda_test::random_tensor({256, 64}, kFloat32, 7);
     Tensor p = pin_memory(x);
     CHECK(is_pinned(p));
@@ -112,11 +112,12 @@ TEST_SUITE("cuda") {
     CHECK(p.equal(x));
     CHECK(cuda::pinned_memory_stats().allocated_bytes >= static_cast<int64_t>(x.nbytes()));
 
-    // With the current stream held by the gate, a copy from pinned memory must return at once.
+    // With the current stream held by the gate, a non_blocking copy from pinned memory must
+    // return at once.
     Gate gate;
     gate.hold(cuda::current_stream());
     const auto start = std::chrono::steady_clock::now();
-    Tensor d = p.to(cuda0());
+    Tensor d = p.to(cuda0(), /*non_blocking=*/true);
     const auto queued = std::chrono::steady_clock::now() - start;
     void* source = p.data_ptr();
     p = Tensor();  // freeing the source right away is safe: its block waits for the copy
@@ -128,7 +129,23 @@ TEST_SUITE("cuda") {
     CHECK(d.cpu().equal(x));  // the copy back waits for the stream
     CHECK_FALSE(gate.timed_out());
 
-    // A pageable source stays synchronous: the copy returns only after the gate opens.
+    // Without non_blocking a copy from pinned memory waits for the copy, as torch's.
+    Tensor pinned = pin_memory(x);
+    Gate held;
+    held.hold(cuda::current_stream());
+    std::thread releaser([&] {
+      std::this_thread::sleep_for(300ms);
+      held.open();
+    });
+    const auto b0 = std::chrono::steady_clock::now();
+    Tensor blocking = pinned.to(cuda0());
+    const auto blocked = std::chrono::steady_clock::now() - b0;
+    releaser.join();
+    CHECK(blocked >= 250ms);
+    CHECK(blocking.cpu().equal(x));
+
+    // A pageable source stays synchronous even with non_blocking: the copy returns only
+    // after the gate opens.
     Gate slow;
     slow.hold(cuda::current_stream());
     std::thread opener([&] {
@@ -136,7 +153,7 @@ TEST_SUITE("cuda") {
       slow.open();
     });
     const auto t0 = std::chrono::steady_clock::now();
-    Tensor e = x.to(cuda0());
+    Tensor e = x.to(cuda0(), /*non_blocking=*/true);
     const auto waited = std::chrono::steady_clock::now() - t0;
     opener.join();
     CHECK(waited >= 250ms);

@@ -7,7 +7,7 @@
 namespace gr::optim {
 
 LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
-  for (const ParamGroup& g : optimizer.param_groups()) base_lrs_.push_back(g.lr());
+  for (const OptimizerParamGroup& g : optimizer.param_groups()) base_lrs_.push_back(g.lr());
 }
 
 void LRScheduler::step() {
@@ -20,7 +20,7 @@ void LRScheduler::step() {
 
 std::vector<double> LRScheduler::get_last_lr() const {
   std::vector<double> lrs;
-  for (const ParamGroup& g : optimizer_.param_groups()) lrs.push_back(g.lr());
+  for (const OptimizerParamGroup& g : optimizer_.param_groups()) lrs.push_back(g.lr());
   return lrs;
 }
 

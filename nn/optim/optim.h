@@ -2,8 +2,14 @@
 #pragma once
 
 #include "nn/optim/adadelta.h"
+#include "nn/optim/adagrad.h"
 #include "nn/optim/adam.h"
+#include "nn/optim/adamax.h"
 #include "nn/optim/clip_grad.h"
+#include "nn/optim/lbfgs.h"
 #include "nn/optim/lr_scheduler.h"
+#include "nn/optim/nadam.h"
 #include "nn/optim/optimizer.h"
+#include "nn/optim/radam.h"
+#include "nn/optim/rmsprop.h"
 #include "nn/optim/sgd.h"

@@ -190,7 +190,8 @@ void Optimizer::load_state_dict(const OrderedDict<Tensor>& state) {
                params.size(), " parameters");
       const Tensor& p = params[index];
       bool scalar = t.dim() == 0;  // e.g. the step count
-      GR_CHECK(scalar || (t.sizes() == p.sizes() && t.scalar_type() == p.scalar_type()), name_,
+      bool flat = state_is_flat(rest) && t.scalar_type() == p.scalar_type();
+      GR_CHECK(scalar || flat || (t.sizes() == p.sizes() && t.scalar_type() == p.scalar_type()), name_,
                ".load_state_dict: '", key, "' has shape ", t.sizes(), " and dtype ", t.scalar_type(),
                " but parameter ", index, " has shape ", p.sizes(), " and dtype ", p.scalar_type());
       new_state[p.unsafe_impl()].insert(rest, native::clone(native::to_device(t, p.device())));

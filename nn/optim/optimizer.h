@@ -130,6 +130,9 @@ class Optimizer {
   Optimizer(std::string name, std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults);
   // Runs the closure (if any) with grad mode on; returns its loss or an undefined tensor.
   static Tensor run_closure(const LossClosure& closure);
+  // Whether state tensor `name` is not shaped like its parameter (LBFGS's flat history), so
+  // load_state_dict checks only its dtype.
+  virtual bool state_is_flat(const std::string&) const { return false; }
   // The typed options of group `g`.
   template <class Options>
   static Options& options_of(OptimizerParamGroup& g) {

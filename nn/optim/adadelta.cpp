@@ -28,21 +28,11 @@ Adadelta::Adadelta(std::vector<OptimizerParamGroup> param_groups, const Adadelta
 Tensor Adadelta::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
-  for (OptimizerParamGroup& g : param_groups()) {
-    const AdadeltaOptions& o = options_of<AdadeltaOptions>(g);
+  for_each_param<AdadeltaOptions>([&](Tensor& p, const AdadeltaOptions& o, OrderedDict<Tensor>& s) {
+    next_step(s, p, {"square_avg", "acc_delta"});
     functors::AdadeltaStep<double> f{o.lr(), o.rho(), o.eps(), o.weight_decay()};
-    for (Tensor& p : g.params()) {
-      if (!p.grad().defined()) continue;
-      OrderedDict<Tensor>& s = state(p);
-      if (!s.contains("step")) {
-        s.insert("step", zeros({}, kFloat64));
-        s.insert("square_avg", zeros_like(p));
-        s.insert("acc_delta", zeros_like(p));
-      }
-      s["step"].fill_(s["step"].item<double>() + 1);
-      native::adadelta_step(p, p.grad().contiguous(), s["square_avg"], s["acc_delta"], f);
-    }
-  }
+    native::adadelta_step(p, p.grad().contiguous(), s["square_avg"], s["acc_delta"], f);
+  });
   return loss;
 }
 

@@ -39,26 +39,16 @@ Adagrad::Adagrad(std::vector<OptimizerParamGroup> param_groups, const AdagradOpt
 Tensor Adagrad::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
-  for (OptimizerParamGroup& g : param_groups()) {
-    const AdagradOptions& o = options_of<AdagradOptions>(g);
-    for (Tensor& p : g.params()) {
-      if (!p.grad().defined()) continue;
-      OrderedDict<Tensor>& s = state(p);
-      if (!s.contains("step")) {  // a group added after construction
-        s.insert("step", zeros({}, kFloat64));
-        s.insert("sum", zeros_like(p).fill_(o.initial_accumulator_value()));
-      }
-      const double step = s["step"].item<double>() + 1;
-      s["step"].fill_(step);
-      Tensor grad = p.grad();
-      if (o.weight_decay() != 0) grad = grad + p * o.weight_decay();
-      const double clr = o.lr() / (1 + (step - 1) * o.lr_decay());
-      Tensor& sum = s["sum"];
-      sum.add_(grad * grad);
-      Tensor std = sum.sqrt().add_(o.eps());
-      p.add_(grad / std, -clr);
-    }
-  }
+  for_each_param<AdagradOptions>([&](Tensor& p, const AdagradOptions& o, OrderedDict<Tensor>& s) {
+    if (!s.contains("sum")) s.insert("sum", zeros_like(p).fill_(o.initial_accumulator_value()));  // a later group
+    const double step = next_step(s, p, {});
+    Tensor grad = grad_with_weight_decay(p, o.weight_decay());
+    const double clr = o.lr() / (1 + (step - 1) * o.lr_decay());
+    Tensor& sum = s["sum"];
+    sum.add_(grad * grad);
+    Tensor std = sum.sqrt().add_(o.eps());
+    p.add_(grad / std, -clr);
+  });
   return loss;
 }
 

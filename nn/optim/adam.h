@@ -40,4 +40,7 @@ class AdamW : public Optimizer {
   Tensor step(LossClosure closure = nullptr) override;
 };
 
+// Checks the values every Adam-family optimizer shares (lr, eps, betas in [0, 1), weight_decay).
+void check_betas_options(const char* name, double lr, const Betas& betas, double eps, double weight_decay);
+
 }  // namespace gr::optim

@@ -22,7 +22,4 @@ class Adamax : public Optimizer {
   Tensor step(LossClosure closure = nullptr) override;
 };
 
-// Checks the shared Adam-family values (lr, eps, betas in [0, 1), weight_decay).
-void check_betas_options(const char* name, double lr, const Betas& betas, double eps, double weight_decay);
-
 }  // namespace gr::optim

@@ -7,7 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "nn/optim/adamax.h"
+#include "nn/optim/adam.h"
 
 namespace gr::optim {
 
@@ -32,41 +32,27 @@ NAdam::NAdam(std::vector<OptimizerParamGroup> param_groups, const NAdamOptions& 
 Tensor NAdam::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
-  for (OptimizerParamGroup& g : param_groups()) {
-    const NAdamOptions& o = options_of<NAdamOptions>(g);
+  for_each_param<NAdamOptions>([&](Tensor& p, const NAdamOptions& o, OrderedDict<Tensor>& s) {
     const auto [beta1, beta2] = o.betas();
     const double lr = o.lr();
-    for (Tensor& p : g.params()) {
-      if (!p.grad().defined()) continue;
-      OrderedDict<Tensor>& s = state(p);
-      if (!s.contains("step")) {
-        s.insert("step", zeros({}, kFloat64));
-        s.insert("mu_product", ones({}, kFloat64));
-        s.insert("exp_avg", zeros_like(p));
-        s.insert("exp_avg_sq", zeros_like(p));
-      }
-      const double step = s["step"].item<double>() + 1;
-      s["step"].fill_(step);
-      const double bias_correction2 = 1 - std::pow(beta2, step);
-      Tensor grad = p.grad();
-      if (o.weight_decay() != 0) {
-        if (o.decoupled_weight_decay()) p.mul_(1 - lr * o.weight_decay());
-        else grad = grad + p * o.weight_decay();
-      }
-      const double mu = beta1 * (1. - 0.5 * std::pow(0.96, step * o.momentum_decay()));
-      const double mu_next = beta1 * (1. - 0.5 * std::pow(0.96, (step + 1) * o.momentum_decay()));
-      const double mu_product = s["mu_product"].item<double>() * mu;
-      s["mu_product"].fill_(mu_product);
-      const double mu_product_next = mu_product * mu_next;
-      Tensor& exp_avg = s["exp_avg"];
-      Tensor& exp_avg_sq = s["exp_avg_sq"];
-      exp_avg.lerp_(grad, 1 - beta1);
-      exp_avg_sq.mul_(beta2).add_(grad * grad, 1 - beta2);
-      Tensor denom = (exp_avg_sq / bias_correction2).sqrt().add_(o.eps());
-      p.add_(grad / denom, -lr * (1. - mu) / (1. - mu_product));
-      p.add_(exp_avg / denom, -lr * mu_next / (1. - mu_product_next));
-    }
-  }
+    if (!s.contains("mu_product")) s.insert("mu_product", ones({}, kFloat64));
+    const double step = next_step(s, p, {"exp_avg", "exp_avg_sq"});
+    const double bias_correction2 = 1 - std::pow(beta2, step);
+    if (o.decoupled_weight_decay()) p.mul_(1 - lr * o.weight_decay());
+    Tensor grad = grad_with_weight_decay(p, o.decoupled_weight_decay() ? 0.0 : o.weight_decay());
+    const double mu = beta1 * (1. - 0.5 * std::pow(0.96, step * o.momentum_decay()));
+    const double mu_next = beta1 * (1. - 0.5 * std::pow(0.96, (step + 1) * o.momentum_decay()));
+    const double mu_product = s["mu_product"].item<double>() * mu;
+    s["mu_product"].fill_(mu_product);
+    const double mu_product_next = mu_product * mu_next;
+    Tensor& exp_avg = s["exp_avg"];
+    Tensor& exp_avg_sq = s["exp_avg_sq"];
+    exp_avg.lerp_(grad, 1 - beta1);
+    exp_avg_sq.mul_(beta2).add_(grad * grad, 1 - beta2);
+    Tensor denom = (exp_avg_sq / bias_correction2).sqrt().add_(o.eps());
+    p.add_(grad / denom, -lr * (1. - mu) / (1. - mu_product));
+    p.add_(exp_avg / denom, -lr * mu_next / (1. - mu_product_next));
+  });
   return loss;
 }
 

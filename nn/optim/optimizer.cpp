@@ -6,6 +6,7 @@
 #include <typeinfo>
 
 #include "autograd/grad_mode.h"
+#include "autograd/ops.h"
 #include "core/factory.h"
 #include "core/native/copy.h"
 
@@ -124,6 +125,20 @@ std::vector<Tensor> Optimizer::parameters() const {
   std::vector<Tensor> out;
   for (const OptimizerParamGroup& g : groups_) out.insert(out.end(), g.params().begin(), g.params().end());
   return out;
+}
+
+double Optimizer::next_step(OrderedDict<Tensor>& state, const Tensor& p, std::initializer_list<const char*> buffers) {
+  if (!state.contains("step")) {
+    state.insert("step", zeros({}, kFloat64));
+    for (const char* name : buffers) state.insert(name, zeros_like(p));
+  }
+  const double step = state["step"].item<double>() + 1;
+  state["step"].fill_(step);
+  return step;
+}
+
+Tensor Optimizer::grad_with_weight_decay(const Tensor& p, double weight_decay) {
+  return weight_decay != 0 ? p.grad() + p * weight_decay : p.grad();
 }
 
 Tensor Optimizer::run_closure(const LossClosure& closure) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -138,6 +139,21 @@ class Optimizer {
   static Options& options_of(OptimizerParamGroup& g) {
     return static_cast<Options&>(g.options());
   }
+  // Calls f(param, options, state) for every parameter that has a gradient, with its
+  // group's typed Options and its state tensors.
+  template <class Options, class F>
+  void for_each_param(F&& f) {
+    for (OptimizerParamGroup& g : groups_) {
+      const Options& o = options_of<Options>(g);
+      for (Tensor& p : g.params())
+        if (p.grad().defined()) f(p, o, state(p));
+    }
+  }
+  // Adds one to the parameter's "step" count (0-d float64, as torch keeps it) and returns
+  // the new count; on the first call it also creates `buffers` as zeros like `p`.
+  static double next_step(OrderedDict<Tensor>& state, const Tensor& p, std::initializer_list<const char*> buffers);
+  // The gradient plus weight_decay * p (L2 penalty), or the gradient itself.
+  static Tensor grad_with_weight_decay(const Tensor& p, double weight_decay);
 
  private:
   std::string name_;

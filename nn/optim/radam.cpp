@@ -7,7 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "nn/optim/adamax.h"
+#include "nn/optim/adam.h"
 
 namespace gr::optim {
 
@@ -30,44 +30,29 @@ RAdam::RAdam(std::vector<OptimizerParamGroup> param_groups, const RAdamOptions& 
 Tensor RAdam::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
-  for (OptimizerParamGroup& g : param_groups()) {
-    const RAdamOptions& o = options_of<RAdamOptions>(g);
+  for_each_param<RAdamOptions>([&](Tensor& p, const RAdamOptions& o, OrderedDict<Tensor>& s) {
     const auto [beta1, beta2] = o.betas();
     const double lr = o.lr();
-    for (Tensor& p : g.params()) {
-      if (!p.grad().defined()) continue;
-      OrderedDict<Tensor>& s = state(p);
-      if (!s.contains("step")) {
-        s.insert("step", zeros({}, kFloat64));
-        s.insert("exp_avg", zeros_like(p));
-        s.insert("exp_avg_sq", zeros_like(p));
-      }
-      const double step = s["step"].item<double>() + 1;
-      s["step"].fill_(step);
-      Tensor grad = p.grad();
-      if (o.weight_decay() != 0) {
-        if (o.decoupled_weight_decay()) p.mul_(1 - lr * o.weight_decay());
-        else grad = grad + p * o.weight_decay();
-      }
-      Tensor& exp_avg = s["exp_avg"];
-      Tensor& exp_avg_sq = s["exp_avg_sq"];
-      exp_avg.lerp_(grad, 1 - beta1);
-      exp_avg_sq.mul_(beta2).add_(grad * grad, 1 - beta2);
-      const double bias_correction1 = 1 - std::pow(beta1, step);
-      const double bias_correction2 = 1 - std::pow(beta2, step);
-      Tensor corrected = exp_avg / bias_correction1;
-      const double rho_inf = 2 / (1 - beta2) - 1;
-      const double rho_t = rho_inf - 2 * step * std::pow(beta2, step) / bias_correction2;
-      if (rho_t > 5.0) {
-        const double rect =
-            std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t));
-        Tensor adaptive = exp_avg_sq.sqrt().add_(o.eps()).reciprocal_().mul_(std::sqrt(bias_correction2));
-        p.add_(corrected * lr * adaptive * rect, -1.0);
-      } else {
-        p.add_(corrected * lr, -1.0);
-      }
+    const double step = next_step(s, p, {"exp_avg", "exp_avg_sq"});
+    if (o.decoupled_weight_decay()) p.mul_(1 - lr * o.weight_decay());
+    Tensor grad = grad_with_weight_decay(p, o.decoupled_weight_decay() ? 0.0 : o.weight_decay());
+    Tensor& exp_avg = s["exp_avg"];
+    Tensor& exp_avg_sq = s["exp_avg_sq"];
+    exp_avg.lerp_(grad, 1 - beta1);
+    exp_avg_sq.mul_(beta2).add_(grad * grad, 1 - beta2);
+    const double bias_correction1 = 1 - std::pow(beta1, step);
+    const double bias_correction2 = 1 - std::pow(beta2, step);
+    Tensor corrected = exp_avg / bias_correction1;
+    const double rho_inf = 2 / (1 - beta2) - 1;
+    const double rho_t = rho_inf - 2 * step * std::pow(beta2, step) / bias_correction2;
+    if (rho_t > 5.0) {
+      const double rect = std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+      Tensor adaptive = exp_avg_sq.sqrt().add_(o.eps()).reciprocal_().mul_(std::sqrt(bias_correction2));
+      p.add_(corrected * lr * adaptive * rect, -1.0);
+    } else {
+      p.add_(corrected * lr, -1.0);
     }
-  }
+  });
   return loss;
 }
 

@@ -31,40 +31,31 @@ RMSprop::RMSprop(std::vector<OptimizerParamGroup> param_groups, const RMSpropOpt
 Tensor RMSprop::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
-  for (OptimizerParamGroup& g : param_groups()) {
-    const RMSpropOptions& o = options_of<RMSpropOptions>(g);
-    for (Tensor& p : g.params()) {
-      if (!p.grad().defined()) continue;
-      OrderedDict<Tensor>& s = state(p);
-      if (!s.contains("step")) {
-        s.insert("step", zeros({}, kFloat64));
-        s.insert("square_avg", zeros_like(p));
-        if (o.momentum() > 0) s.insert("momentum_buffer", zeros_like(p));
-        if (o.centered()) s.insert("grad_avg", zeros_like(p));
-      }
-      s["step"].fill_(s["step"].item<double>() + 1);
-      Tensor grad = p.grad();
-      if (o.weight_decay() != 0) grad = grad + p * o.weight_decay();
-      Tensor& square_avg = s["square_avg"];
-      square_avg.mul_(o.alpha()).add_(grad * grad, 1 - o.alpha());
-      Tensor avg;
-      if (o.centered()) {
-        Tensor& grad_avg = s["grad_avg"];
-        grad_avg.lerp_(grad, 1 - o.alpha());
-        avg = (square_avg - grad_avg * grad_avg).sqrt();
-      } else {
-        avg = square_avg.sqrt();
-      }
-      avg.add_(o.eps());
-      if (o.momentum() > 0) {
-        Tensor& buf = s["momentum_buffer"];
-        buf.mul_(o.momentum()).add_(grad / avg);
-        p.add_(buf, -o.lr());
-      } else {
-        p.add_(grad / avg, -o.lr());
-      }
+  for_each_param<RMSpropOptions>([&](Tensor& p, const RMSpropOptions& o, OrderedDict<Tensor>& s) {
+    if (next_step(s, p, {"square_avg"}) == 1) {
+      if (o.momentum() > 0) s.insert("momentum_buffer", zeros_like(p));
+      if (o.centered()) s.insert("grad_avg", zeros_like(p));
     }
-  }
+    Tensor grad = grad_with_weight_decay(p, o.weight_decay());
+    Tensor& square_avg = s["square_avg"];
+    square_avg.mul_(o.alpha()).add_(grad * grad, 1 - o.alpha());
+    Tensor avg;
+    if (o.centered()) {
+      Tensor& grad_avg = s["grad_avg"];
+      grad_avg.lerp_(grad, 1 - o.alpha());
+      avg = (square_avg - grad_avg * grad_avg).sqrt();
+    } else {
+      avg = square_avg.sqrt();
+    }
+    avg.add_(o.eps());
+    if (o.momentum() > 0) {
+      Tensor& buf = s["momentum_buffer"];
+      buf.mul_(o.momentum()).add_(grad / avg);
+      p.add_(buf, -o.lr());
+    } else {
+      p.add_(grad / avg, -o.lr());
+    }
+  });
   return loss;
 }
 

@@ -221,6 +221,5 @@ OrderedDict<Tensor> load_bytes(const std::string& bytes, Metadata* metadata, con
   return out;
 }
 
-void load(nn::Module& module, const std::string& path, bool strict) { module.load_state_dict(load(path), strict); }
 
 }  // namespace gr

@@ -6,8 +6,9 @@
 
 namespace gr::optim {
 
-struct AdadeltaOptions {
+struct AdadeltaOptions : public OptimizerCloneableOptions<AdadeltaOptions> {
   AdadeltaOptions(double lr = 1.0) : lr_(lr) {}
+  void visit(const Visitor& f) override;
   GR_ARG(double, lr);
   GR_ARG(double, rho) = 0.9;
   GR_ARG(double, eps) = 1e-6;
@@ -16,8 +17,9 @@ struct AdadeltaOptions {
 
 class Adadelta : public Optimizer {
  public:
-  Adadelta(std::vector<Tensor> params, const AdadeltaOptions& options = {});
-  void step() override;
+  Adadelta(std::vector<Tensor> params, const AdadeltaOptions& defaults = {});
+  Adadelta(std::vector<OptimizerParamGroup> param_groups, const AdadeltaOptions& defaults = {});
+  Tensor step(LossClosure closure = nullptr) override;
 };
 
 }  // namespace gr::optim

@@ -9,54 +9,88 @@
 
 namespace gr::optim {
 
-Adam::Adam(const char* name, std::vector<Tensor> params, double lr, std::pair<double, double> betas, double eps,
-           double weight_decay, bool amsgrad, bool decoupled)
-    : Optimizer(name, std::move(params),
-                {{"lr", lr}, {"beta1", betas.first}, {"beta2", betas.second}, {"eps", eps},
-                 {"weight_decay", weight_decay}, {"amsgrad", amsgrad ? 1.0 : 0.0}}),
-      decoupled_(decoupled) {
+void check_betas_options(const char* name, double lr, const Betas& betas, double eps, double weight_decay) {
+  const auto [beta1, beta2] = betas;
   GR_CHECK(lr >= 0, name, ": invalid learning rate: ", lr);
   GR_CHECK(eps >= 0, name, ": invalid epsilon value: ", eps);
-  GR_CHECK(betas.first >= 0 && betas.first < 1, name, ": invalid beta parameter at index 0: ", betas.first);
-  GR_CHECK(betas.second >= 0 && betas.second < 1, name, ": invalid beta parameter at index 1: ", betas.second);
+  GR_CHECK(beta1 >= 0 && beta1 < 1, name, ": invalid beta parameter at index 0: ", beta1);
+  GR_CHECK(beta2 >= 0 && beta2 < 1, name, ": invalid beta parameter at index 1: ", beta2);
   GR_CHECK(weight_decay >= 0, name, ": invalid weight_decay value: ", weight_decay);
 }
 
-Adam::Adam(std::vector<Tensor> params, const AdamOptions& o)
-    : Adam("Adam", std::move(params), o.lr(), o.betas(), o.eps(), o.weight_decay(), o.amsgrad(), false) {}
+namespace {
 
-AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& o)
-    : Adam("AdamW", std::move(params), o.lr(), o.betas(), o.eps(), o.weight_decay(), o.amsgrad(), true) {}
+// Adam and AdamW differ only in where weight decay enters (`decoupled`). `step` counts
+// this update (1 first).
+template <class Options>
+void adam_update(Tensor& p, const Options& o, OrderedDict<Tensor>& s, bool decoupled, double step) {
+  const auto [beta1, beta2] = o.betas();
+  if (o.amsgrad() && !s.contains("max_exp_avg_sq")) s.insert("max_exp_avg_sq", zeros_like(p));
+  functors::AdamStep<double> f{o.lr(),
+                               beta1,
+                               beta2,
+                               o.eps(),
+                               o.weight_decay(),
+                               1 - std::pow(beta1, step),
+                               std::sqrt(1 - std::pow(beta2, step)),
+                               o.amsgrad(),
+                               decoupled};
+  native::adam_step(p, p.grad().contiguous(), s["exp_avg"], s["exp_avg_sq"],
+                    o.amsgrad() ? s["max_exp_avg_sq"] : Tensor(), f);
+}
 
-void Adam::step() {
+}  // namespace
+
+void AdamOptions::visit(const Visitor& f) {
+  field(f, "lr", lr_);
+  field(f, "betas", betas_);
+  field(f, "eps", eps_);
+  field(f, "weight_decay", weight_decay_);
+  field(f, "amsgrad", amsgrad_);
+}
+
+void AdamWOptions::visit(const Visitor& f) {
+  field(f, "lr", lr_);
+  field(f, "betas", betas_);
+  field(f, "eps", eps_);
+  field(f, "weight_decay", weight_decay_);
+  field(f, "amsgrad", amsgrad_);
+}
+
+Adam::Adam(std::vector<Tensor> params, const AdamOptions& defaults)
+    : Adam(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
+
+Adam::Adam(std::vector<OptimizerParamGroup> param_groups, const AdamOptions& o)
+    : Optimizer("Adam", std::move(param_groups), o.clone()) {
+  check_betas_options("Adam", o.lr(), o.betas(), o.eps(), o.weight_decay());
+}
+
+AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& defaults)
+    : AdamW(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
+
+AdamW::AdamW(std::vector<OptimizerParamGroup> param_groups, const AdamWOptions& o)
+    : Optimizer("AdamW", std::move(param_groups), o.clone()) {
+  check_betas_options("AdamW", o.lr(), o.betas(), o.eps(), o.weight_decay());
+}
+
+Tensor Adam::step(LossClosure closure) {
+  Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
-  for (ParamGroup& g : param_groups()) {
-    const double beta1 = g.options.at("beta1"), beta2 = g.options.at("beta2");
-    const bool amsgrad = g.options.at("amsgrad") != 0;
-    for (Tensor& p : g.params) {
-      if (!p.grad().defined()) continue;
-      OrderedDict<Tensor>& s = state(p);
-      if (!s.contains("step")) {
-        s.insert("step", zeros({}, kFloat64));
-        s.insert("exp_avg", zeros_like(p));
-        s.insert("exp_avg_sq", zeros_like(p));
-        if (amsgrad) s.insert("max_exp_avg_sq", zeros_like(p));
-      }
-      double step = s["step"].item<double>() + 1;
-      s["step"].fill_(step);
-      functors::AdamStep<double> f{g.lr(),
-                                   beta1,
-                                   beta2,
-                                   g.options.at("eps"),
-                                   g.options.at("weight_decay"),
-                                   1 - std::pow(beta1, step),
-                                   std::sqrt(1 - std::pow(beta2, step)),
-                                   amsgrad,
-                                   decoupled_};
-      native::adam_step(p, p.grad().contiguous(), s["exp_avg"], s["exp_avg_sq"],
-                        amsgrad ? s["max_exp_avg_sq"] : Tensor(), f);
-    }
-  }
+  for_each_param<AdamOptions>(
+      [](Tensor& p, const AdamOptions& o, OrderedDict<Tensor>& s) {
+        adam_update(p, o, s, false, next_step(s, p, {"exp_avg", "exp_avg_sq"}));
+      });
+  return loss;
+}
+
+Tensor AdamW::step(LossClosure closure) {
+  Tensor loss = run_closure(closure);
+  NoGradGuard no_grad;
+  for_each_param<AdamWOptions>(
+      [](Tensor& p, const AdamWOptions& o, OrderedDict<Tensor>& s) {
+        adam_update(p, o, s, true, next_step(s, p, {"exp_avg", "exp_avg_sq"}));
+      });
+  return loss;
 }
 
 }  // namespace gr::optim

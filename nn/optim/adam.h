@@ -1,28 +1,26 @@
 // Adam and AdamW (decoupled weight decay), with amsgrad (PyTorch's update rules).
 #pragma once
 
-#include <utility>
-
 #include "nn/optim/optimizer.h"
 #include "nn/options.h"
 
 namespace gr::optim {
 
-using Betas = std::pair<double, double>;
-
-struct AdamOptions {
+struct AdamOptions : public OptimizerCloneableOptions<AdamOptions> {
   AdamOptions(double lr = 1e-3) : lr_(lr) {}
+  void visit(const Visitor& f) override;
   GR_ARG(double, lr);
-  GR_ARG(Betas, betas) = {0.9, 0.999};
+  GR_ARG(Betas, betas) = std::make_tuple(0.9, 0.999);
   GR_ARG(double, eps) = 1e-8;
   GR_ARG(double, weight_decay) = 0.0;
   GR_ARG(bool, amsgrad) = false;
 };
 
-struct AdamWOptions {
+struct AdamWOptions : public OptimizerCloneableOptions<AdamWOptions> {
   AdamWOptions(double lr = 1e-3) : lr_(lr) {}
+  void visit(const Visitor& f) override;
   GR_ARG(double, lr);
-  GR_ARG(Betas, betas) = {0.9, 0.999};
+  GR_ARG(Betas, betas) = std::make_tuple(0.9, 0.999);
   GR_ARG(double, eps) = 1e-8;
   GR_ARG(double, weight_decay) = 1e-2;
   GR_ARG(bool, amsgrad) = false;
@@ -30,20 +28,19 @@ struct AdamWOptions {
 
 class Adam : public Optimizer {
  public:
-  Adam(std::vector<Tensor> params, const AdamOptions& options = {});
-  void step() override;
-
- protected:
-  Adam(const char* name, std::vector<Tensor> params, double lr, std::pair<double, double> betas, double eps,
-       double weight_decay, bool amsgrad, bool decoupled);
-
- private:
-  bool decoupled_;
+  Adam(std::vector<Tensor> params, const AdamOptions& defaults = {});
+  Adam(std::vector<OptimizerParamGroup> param_groups, const AdamOptions& defaults = {});
+  Tensor step(LossClosure closure = nullptr) override;
 };
 
-class AdamW : public Adam {
+class AdamW : public Optimizer {
  public:
-  AdamW(std::vector<Tensor> params, const AdamWOptions& options = {});
+  AdamW(std::vector<Tensor> params, const AdamWOptions& defaults = {});
+  AdamW(std::vector<OptimizerParamGroup> param_groups, const AdamWOptions& defaults = {});
+  Tensor step(LossClosure closure = nullptr) override;
 };
+
+// Checks the values every Adam-family optimizer shares (lr, eps, betas in [0, 1), weight_decay).
+void check_betas_options(const char* name, double lr, const Betas& betas, double eps, double weight_decay);
 
 }  // namespace gr::optim

@@ -7,10 +7,19 @@
 
 namespace gr::optim {
 
-SGD::SGD(std::vector<Tensor> params, const SGDOptions& o)
-    : Optimizer("SGD", std::move(params),
-                {{"lr", o.lr()}, {"momentum", o.momentum()}, {"dampening", o.dampening()},
-                 {"weight_decay", o.weight_decay()}, {"nesterov", o.nesterov() ? 1.0 : 0.0}}) {
+void SGDOptions::visit(const Visitor& f) {
+  field(f, "lr", lr_);
+  field(f, "momentum", momentum_);
+  field(f, "dampening", dampening_);
+  field(f, "weight_decay", weight_decay_);
+  field(f, "nesterov", nesterov_);
+}
+
+SGD::SGD(std::vector<Tensor> params, const SGDOptions& defaults)
+    : SGD(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
+
+SGD::SGD(std::vector<OptimizerParamGroup> param_groups, const SGDOptions& o)
+    : Optimizer("SGD", std::move(param_groups), o.clone()) {
   GR_CHECK(o.lr() >= 0, "SGD: invalid learning rate: ", o.lr());
   GR_CHECK(o.momentum() >= 0, "SGD: invalid momentum value: ", o.momentum());
   GR_CHECK(o.weight_decay() >= 0, "SGD: invalid weight_decay value: ", o.weight_decay());
@@ -18,21 +27,22 @@ SGD::SGD(std::vector<Tensor> params, const SGDOptions& o)
            "SGD: Nesterov momentum requires a momentum and zero dampening");
 }
 
-void SGD::step() {
+Tensor SGD::step(LossClosure closure) {
+  Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
-  for (ParamGroup& g : param_groups()) {
-    const double momentum = g.options.at("momentum");
-    for (Tensor& p : g.params) {
+  for (OptimizerParamGroup& g : param_groups()) {
+    const SGDOptions& o = options_of<SGDOptions>(g);
+    for (Tensor& p : g.params()) {
       if (!p.grad().defined()) continue;
       OrderedDict<Tensor>& s = state(p);
-      bool first = momentum != 0 && !s.contains("momentum_buffer");
+      bool first = o.momentum() != 0 && !s.contains("momentum_buffer");
       if (first) s.insert("momentum_buffer", empty_like(p));
-      Tensor buf = momentum != 0 ? s["momentum_buffer"] : Tensor();
-      functors::SgdStep<double> f{g.lr(), momentum, g.options.at("dampening"), g.options.at("weight_decay"),
-                                  g.options.at("nesterov") != 0, first};
+      Tensor buf = o.momentum() != 0 ? s["momentum_buffer"] : Tensor();
+      functors::SgdStep<double> f{o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(), first};
       native::sgd_step(p, p.grad().contiguous(), buf, f);
     }
   }
+  return loss;
 }
 
 }  // namespace gr::optim

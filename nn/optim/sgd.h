@@ -6,8 +6,9 @@
 
 namespace gr::optim {
 
-struct SGDOptions {
+struct SGDOptions : public OptimizerCloneableOptions<SGDOptions> {
   SGDOptions(double lr) : lr_(lr) {}
+  void visit(const Visitor& f) override;
   GR_ARG(double, lr);
   GR_ARG(double, momentum) = 0.0;
   GR_ARG(double, dampening) = 0.0;
@@ -17,8 +18,9 @@ struct SGDOptions {
 
 class SGD : public Optimizer {
  public:
-  SGD(std::vector<Tensor> params, const SGDOptions& options);
-  void step() override;
+  SGD(std::vector<Tensor> params, const SGDOptions& defaults);
+  SGD(std::vector<OptimizerParamGroup> param_groups, const SGDOptions& defaults);
+  Tensor step(LossClosure closure = nullptr) override;
 };
 
 }  // namespace gr::optim

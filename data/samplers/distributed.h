@@ -32,6 +32,8 @@ class DistributedSampler : public Sampler<BatchRequest> {
   // The epoch the next reset() shuffles for.
   void set_epoch(size_t epoch) { epoch_ = epoch; }
   size_t epoch() const { return epoch_; }
+  // Indices handed out this epoch.
+  size_t index() const noexcept { return sample_index_ - begin_index_; }
 
  protected:
   size_t local_sample_count() const {
@@ -43,6 +45,8 @@ class DistributedSampler : public Sampler<BatchRequest> {
   size_t rank_;
   size_t epoch_ = 0;
   bool allow_duplicates_;
+  // This rank's positions [begin_index_, end_index_); the next one to hand out.
+  size_t begin_index_ = 0, end_index_ = 0, sample_index_ = 0;
 };
 
 class DistributedRandomSampler : public DistributedSampler<> {
@@ -51,12 +55,9 @@ class DistributedRandomSampler : public DistributedSampler<> {
 
   void reset(std::optional<size_t> new_size = std::nullopt) override;
   std::optional<std::vector<size_t>> next(size_t batch_size) override;
-  size_t index() const noexcept { return sample_index_ - begin_index_; }
 
  private:
   void populate_indices();
-
-  size_t begin_index_ = 0, end_index_ = 0, sample_index_ = 0;
   std::vector<size_t> all_indices_;
 };
 
@@ -66,12 +67,9 @@ class DistributedSequentialSampler : public DistributedSampler<> {
 
   void reset(std::optional<size_t> new_size = std::nullopt) override;
   std::optional<std::vector<size_t>> next(size_t batch_size) override;
-  size_t index() const noexcept { return sample_index_ - begin_index_; }
 
  private:
   void populate_indices();
-
-  size_t begin_index_ = 0, end_index_ = 0, sample_index_ = 0;
 };
 
 }  // namespace gr::data::samplers

@@ -114,10 +114,10 @@ double evaluate(const Job& job, nn::Module& net, Forward&& forward, std::shared_
   {
     NoGradGuard no_grad;
     data::DataLoaderOptions lo;
-    lo.batch_size = 1000;
-    lo.sampler = std::make_shared<data::ShardSampler>(test->size(), job.world, job.rank);
+    lo.batch_size(1000);
+    lo.sampler(std::make_shared<data::ShardSampler>(test->size(), job.world, job.rank));
     data::DataLoader loader(test, lo);
-    for (data::Example& batch : loader.epoch(0)) {
+    for (data::Example<>& batch : loader.epoch(0)) {
       Tensor logits = forward(batch.data.to(job.device));
       correct += static_cast<double>(logits.argmax(1).eq(batch.target.to(job.device)).sum().item<int64_t>());
       total += static_cast<double>(batch.data.size(0));
@@ -148,14 +148,14 @@ int run(const Options& o, Job& job) {
 
   auto optimizer = make_optimizer(o, model->parameters());
   data::DataLoaderOptions lo;
-  lo.batch_size = o.batch_size;  // per rank
-  lo.seed = o.seed;
-  lo.num_workers = o.workers;
-  lo.pin_memory = job.device.is_cuda();  // batches in page-locked memory: asynchronous copies to the GPU
+  lo.batch_size(o.batch_size);  // per rank
+  lo.seed(o.seed);
+  lo.workers(o.workers);
+  lo.pin_memory(job.device.is_cuda());  // batches in page-locked memory: asynchronous copies to the GPU
   if (job.distributed())
-    lo.sampler = std::make_shared<data::DistributedSampler>(train->size(), job.world, job.rank, true, o.seed);
+    lo.sampler(std::make_shared<data::DistributedSampler>(train->size(), job.world, job.rank, true, o.seed));
   else
-    lo.shuffle = true;
+    lo.shuffle(true);
   data::DataLoader loader(train, lo);
 
   // Note [Exact resume]: a snapshot holds the model, the optimizer state, the default
@@ -224,7 +224,7 @@ int run(const Options& o, Job& job) {
     auto epoch_start = Clock::now();
     auto tick = Clock::now();
     // One training step; true when --max-steps is reached.
-    auto train_step = [&](data::Example& batch) {
+    auto train_step = [&](data::Example<>& batch) {
       optimizer->zero_grad();
       // non_blocking: pinned batches are copied while the previous step's kernels run.
       Tensor loss = nll_loss(forward(batch.data.to(job.device, /*non_blocking=*/true)),
@@ -257,11 +257,11 @@ int run(const Options& o, Job& job) {
       return stop;
     };
     if (skip == 0) {
-      for (data::Example& batch : loader.epoch(epoch - 1))
+      for (data::Example<>& batch : loader.epoch(epoch - 1))
         if (train_step(batch)) break;
     } else {  // resumed mid-epoch: the remaining batches, made on this thread
       for (int64_t k = skip; k < loader.size(); ++k) {
-        data::Example batch = loader.batch(epoch - 1, k);
+        data::Example<> batch = loader.batch(epoch - 1, k);
         if (train_step(batch)) break;
       }
     }

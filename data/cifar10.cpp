@@ -20,7 +20,7 @@ constexpr int64_t kImageBytes = 3 * 32 * 32;
 constexpr int64_t kRecordBytes = 1 + kImageBytes;
 }  // namespace
 
-Example read_cifar10_batch(const std::string& path) {
+Example<> read_cifar10_batch(const std::string& path) {
   std::error_code ec;
   GR_CHECK(fs::is_regular_file(path, ec), "read_cifar10_batch: '", path, "': no such file");
   const auto size = static_cast<int64_t>(fs::file_size(path, ec));
@@ -68,7 +68,7 @@ CIFAR10::CIFAR10(const std::string& root, Mode mode) : is_train_(mode == Mode::k
 
   TensorList images, labels;
   for (const std::string& name : names) {
-    Example part = read_cifar10_batch((folder / name).string());
+    Example<> part = read_cifar10_batch((folder / name).string());
     images.push_back(part.data);
     labels.push_back(part.target);
   }
@@ -76,7 +76,7 @@ CIFAR10::CIFAR10(const std::string& root, Mode mode) : is_train_(mode == Mode::k
   targets_ = labels.size() == 1 ? labels[0] : native::cat(labels, 0);
 }
 
-Example CIFAR10::get(int64_t index) const {
+Example<> CIFAR10::get(int64_t index) const {
   GR_CHECK(index >= 0 && index < size(), "CIFAR10: index ", index, " out of range [0, ", size(), ")");
   return {native::select(images_, 0, index), native::select(targets_, 0, index)};
 }

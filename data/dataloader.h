@@ -2,11 +2,11 @@
 // the caller's thread or prepared ahead by background threads. See Note [Batch determinism].
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <iterator>
 #include <memory>
 
+#include "data/dataloader_options.h"
 #include "data/dataset.h"
 #include "data/sampler.h"
 #include "data/transforms.h"
@@ -16,29 +16,13 @@ namespace gr::data {
 // Note [Batch determinism]
 // Batch k of epoch e holds the examples sampler.indices(e)[k*B, (k+1)*B), stacked, and its
 // random transforms draw from a Generator seeded from (seed, e, k) alone. Workers only decide
-// *when* a batch is made, never what it holds: the batches are identical for any num_workers.
-
-struct DataLoaderOptions {
-  int64_t batch_size = 1;
-  bool shuffle = false;        // visit the examples through RandomSampler(dataset size, seed)
-  uint64_t seed = 0;           // for shuffling and for random transforms
-  bool drop_last = false;      // drop a last batch smaller than batch_size
-  int64_t num_workers = 0;     // background threads; 0: batches are made by the consumer
-  int64_t prefetch_factor = 2;  // batches each worker may have prepared ahead
-  std::shared_ptr<const Sampler> sampler;      // instead of shuffle; default: sequential
-  std::shared_ptr<const Transform> transform;  // applied to each batch's data [B, C, H, W]
-  std::chrono::milliseconds timeout{0};        // longest wait for one batch; 0: no limit
-  // Make batches in page-locked memory (gr::pin_memory), so that batch.to(cuda, true) (with
-  // non_blocking) is an asynchronous copy (Note [Pinned copies] in cuda_kernels/pinned.h).
-  // Without a CUDA device the loader prints one notice and makes ordinary batches.
-  bool pin_memory = false;
-};
+// *when* a batch is made, never what it holds: the batches are identical for any number of workers.
 
 class DataLoader {
  public:
   class Epoch;
 
-  // Datasets are read from several threads when num_workers > 0: get() must be safe to call
+  // Datasets are read from several threads when workers > 0: get() must be safe to call
   // concurrently (as a const method that only reads).
   explicit DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options = {});
 
@@ -49,12 +33,12 @@ class DataLoader {
   const Dataset& dataset() const;
 
   // The batches of epoch `epoch`, for a range-for:
-  //   for (Example& batch : loader.epoch(e)) { ... }   // batch.data [B, ...], batch.target [B, ...]
+  //   for (Example<>& batch : loader.epoch(e)) { ... }   // batch.data [B, ...], batch.target [B, ...]
   // Workers start here and stop when the Epoch is destroyed, also mid-epoch. An exception
   // while making a batch is rethrown (unchanged) when the consumer reaches that batch.
   Epoch epoch(int64_t epoch) const;
   // Batch `index` of epoch `epoch`, made on the calling thread (as the workers make it).
-  Example batch(int64_t epoch, int64_t index) const;
+  Example<> batch(int64_t epoch, int64_t index) const;
 
  private:
   struct Impl;
@@ -69,13 +53,13 @@ class DataLoader::Epoch {
   class Iterator {
    public:
     using iterator_category = std::input_iterator_tag;
-    using value_type = Example;
+    using value_type = Example<>;
     using difference_type = std::ptrdiff_t;
-    using pointer = Example*;
-    using reference = Example&;
+    using pointer = Example<>*;
+    using reference = Example<>&;
 
-    Example& operator*() { return batch_; }
-    Example* operator->() { return &batch_; }
+    Example<>& operator*() { return batch_; }
+    Example<>* operator->() { return &batch_; }
     Iterator& operator++();  // makes or waits for the next batch
     bool operator==(const Iterator& other) const { return index_ == other.index_; }
     int64_t index() const { return index_; }  // of the current batch
@@ -85,7 +69,7 @@ class DataLoader::Epoch {
     Iterator(State* state, int64_t index) : state_(state), index_(index) {}
     State* state_;
     int64_t index_;
-    Example batch_;
+    Example<> batch_;
   };
 
   Epoch(Epoch&&) noexcept;

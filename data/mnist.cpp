@@ -70,7 +70,7 @@ MNIST::MNIST(const std::string& root, Mode mode, std::string_view name, std::str
   targets_ = native::to_dtype(labels, kInt64);
 }
 
-Example MNIST::get(int64_t index) const {
+Example<> MNIST::get(int64_t index) const {
   GR_CHECK(index >= 0 && index < size(), "MNIST: index ", index, " out of range [0, ", size(), ")");
   return {native::select(images_, 0, index), native::select(targets_, 0, index)};
 }

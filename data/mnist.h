@@ -19,8 +19,8 @@ class MNIST : public Dataset {
   explicit MNIST(const std::string& root, Mode mode = Mode::kTrain);
 
   int64_t size() const override { return images_.size(0); }
-  Example get(int64_t index) const override;  // image [1, 28, 28], 0-d int64 label
-  std::optional<Example> as_tensors() const override { return Example{images_, targets_}; }
+  Example<> get(int64_t index) const override;  // image [1, 28, 28], 0-d int64 label
+  std::optional<Example<>> as_tensors() const override { return Example<>{images_, targets_}; }
   bool is_train() const { return is_train_; }
   const Tensor& images() const { return images_; }
   const Tensor& targets() const { return targets_; }

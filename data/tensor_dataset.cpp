@@ -12,7 +12,7 @@ TensorDataset::TensorDataset(Tensor data, Tensor targets) : data_(std::move(data
            targets_.size(0));
 }
 
-Example TensorDataset::get(int64_t index) const {
+Example<> TensorDataset::get(int64_t index) const {
   GR_CHECK(index >= 0 && index < size(), "TensorDataset: index ", index, " out of range [0, ", size(), ")");
   return {native::select(data_, 0, index), native::select(targets_, 0, index)};
 }

@@ -10,8 +10,8 @@ class TensorDataset : public Dataset {
   // data [N, ...] and targets [N, ...] must have the same first dimension.
   TensorDataset(Tensor data, Tensor targets);
   int64_t size() const override { return data_.size(0); }
-  Example get(int64_t index) const override;
-  std::optional<Example> as_tensors() const override { return Example{data_, targets_}; }
+  Example<> get(int64_t index) const override;
+  std::optional<Example<>> as_tensors() const override { return Example<>{data_, targets_}; }
   const Tensor& data() const { return data_; }
   const Tensor& targets() const { return targets_; }
 

@@ -7,20 +7,9 @@
 #include <initializer_list>
 #include <ostream>
 
+#include "core/arg.h"
 #include "core/error.h"
 #include "core/int_array_ref.h"
-
-// GR_ARG(int64_t, stride) = 1;  gives  options.stride(2)  and  options.stride().
-#define GR_ARG(T, name)                              \
- public:                                             \
-  auto& name(const T& value) {                       \
-    name##_ = value;                                 \
-    return *this;                                    \
-  }                                                  \
-  const T& name() const { return name##_; }          \
-                                                     \
- private:                                            \
-  T name##_
 
 namespace gr::nn {
 

@@ -40,12 +40,12 @@ TEST_CASE("CIFAR10 reads records as CHW images in [0, 1] with int64 labels") {
   // Example 4 of train is record 1 of data_batch_3; check channel 2, row 5, column 7.
   CHECK(train.targets().data_ptr<int64_t>()[4] == (9 + 1) % 10);
   const int byte = (7 * 1 + 13 * 3 + 2 * 1024 + 5 * 32 + 7) % 256;
-  data::Example e = train.get(4);
+  data::Example<> e = train.get(4);
   CHECK(test::shape(e.data) == std::vector<int64_t>{3, 32, 32});
   CHECK(e.data[2][5][7].item<float>() == doctest::Approx(byte / 255.0));
   CHECK(train.as_tensors()->target.is_same(train.targets()));
 
-  data::Example raw = data::read_cifar10_batch(dir / "data_batch_2.bin");
+  data::Example<> raw = data::read_cifar10_batch(dir / "data_batch_2.bin");
   CHECK(raw.data.scalar_type() == kUInt8);
   CHECK(test::shape(raw.data) == std::vector<int64_t>{2, 3, 32, 32});
 }

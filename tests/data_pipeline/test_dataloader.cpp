@@ -26,7 +26,7 @@ struct ByIndex : data::Dataset {
 
   explicit ByIndex(Tensor x) : images(std::move(x)) {}
   int64_t size() const override { return images.size(0); }
-  data::Example get(int64_t i) const override {
+  data::Example<> get(int64_t i) const override {
     ++calls;
     if (delay.count() > 0) std::this_thread::sleep_for(delay);
     GR_CHECK(i != fail_at, "ByIndex: example ", i, " is broken");
@@ -41,9 +41,9 @@ std::vector<int64_t> as_vector(const Tensor& t) {
   return {p, p + t.numel()};
 }
 
-std::vector<data::Example> collect(const data::DataLoader& loader, int64_t epoch) {
-  std::vector<data::Example> out;
-  for (data::Example& batch : loader.epoch(epoch)) out.push_back(batch);
+std::vector<data::Example<>> collect(const data::DataLoader& loader, int64_t epoch) {
+  std::vector<data::Example<>> out;
+  for (data::Example<>& batch : loader.epoch(epoch)) out.push_back(batch);
   return out;
 }
 
@@ -60,33 +60,33 @@ int thread_count() {
 
 TEST_CASE("DataLoader batch sizes and drop_last") {
   auto ds = std::make_shared<data::TensorDataset>(arange(20, kFloat32).reshape({10, 2}), arange(10));
-  data::DataLoader keep(ds, {.batch_size = 4});
+  data::DataLoader keep(ds, data::DataLoaderOptions().batch_size(4));
   CHECK(keep.size() == 3);
-  std::vector<data::Example> batches = collect(keep, 0);
+  std::vector<data::Example<>> batches = collect(keep, 0);
   REQUIRE(batches.size() == 3);
   CHECK(test::shape(batches[0].data) == std::vector<int64_t>{4, 2});
   CHECK(test::shape(batches[2].data) == std::vector<int64_t>{2, 2});
   CHECK(as_vector(batches[2].target) == std::vector<int64_t>{8, 9});
   test::check_values(batches[1].data, {8, 9, 10, 11, 12, 13, 14, 15});
 
-  data::DataLoader drop(ds, {.batch_size = 4, .drop_last = true, .num_workers = 2});
+  data::DataLoader drop(ds, data::DataLoaderOptions().batch_size(4).drop_last(true).workers(2));
   CHECK(drop.size() == 2);
   batches = collect(drop, 0);
   REQUIRE(batches.size() == 2);
   CHECK(as_vector(batches[1].target) == std::vector<int64_t>{4, 5, 6, 7});
-  CHECK(data::DataLoader(ds, {.batch_size = 11, .drop_last = true}).size() == 0);
-  CHECK(collect(data::DataLoader(ds, {.batch_size = 11, .drop_last = true}), 0).empty());
-  CHECK(data::DataLoader(ds, {.batch_size = 10}).size() == 1);
+  CHECK(data::DataLoader(ds, data::DataLoaderOptions().batch_size(11).drop_last(true)).size() == 0);
+  CHECK(collect(data::DataLoader(ds, data::DataLoaderOptions().batch_size(11).drop_last(true)), 0).empty());
+  CHECK(data::DataLoader(ds, data::DataLoaderOptions().batch_size(10)).size() == 1);
 }
 
 TEST_CASE("DataLoader with shuffle visits every example once per epoch, in a new order each epoch") {
   const int64_t n = 103;
   auto ds = std::make_shared<data::TensorDataset>(images(n), arange(n));
   for (int64_t workers : {0, 2}) {
-    data::DataLoader loader(ds, {.batch_size = 8, .shuffle = true, .seed = 5, .num_workers = workers});
+    data::DataLoader loader(ds, data::DataLoaderOptions().batch_size(8).shuffle(true).seed(5).workers(workers));
     std::vector<int64_t> order[2];
     for (int64_t epoch = 0; epoch < 2; ++epoch) {
-      for (data::Example& batch : loader.epoch(epoch)) {
+      for (data::Example<>& batch : loader.epoch(epoch)) {
         std::vector<int64_t> ids = as_vector(batch.target);
         for (size_t j = 0; j < ids.size(); ++j) CHECK(batch.data[j].equal(ds->data()[ids[j]]));
         order[epoch].insert(order[epoch].end(), ids.begin(), ids.end());
@@ -106,18 +106,17 @@ TEST_CASE("DataLoader batches are identical for num_workers 0, 1 and 3 (shuffle 
   auto augment = std::make_shared<data::Compose>(data::RandomCrop(8, 2), data::RandomHorizontalFlip(),
                                                  data::Normalize({0.1, 0.2, 0.3}, {1, 2, 3}));
   auto options = [&](int64_t workers) {
-    return data::DataLoaderOptions{.batch_size = 16, .shuffle = true, .seed = 99, .num_workers = workers,
-                                   .prefetch_factor = 2, .transform = augment};
+    return data::DataLoaderOptions().batch_size(16).shuffle(true).seed(99).workers(workers).transform(augment);
   };
   data::DataLoader reference(fast, options(0));
   for (int64_t epoch = 0; epoch < 2; ++epoch) {
-    std::vector<data::Example> expected = collect(reference, epoch);
+    std::vector<data::Example<>> expected = collect(reference, epoch);
     REQUIRE(expected.size() == 10);
     for (auto ds : {std::shared_ptr<const data::Dataset>(fast), std::shared_ptr<const data::Dataset>(slow)}) {
       for (int64_t workers : {0, 1, 3}) {
         CAPTURE(epoch);
         CAPTURE(workers);
-        std::vector<data::Example> got = collect(data::DataLoader(ds, options(workers)), epoch);
+        std::vector<data::Example<>> got = collect(data::DataLoader(ds, options(workers)), epoch);
         REQUIRE(got.size() == expected.size());
         for (size_t k = 0; k < got.size(); ++k) {
           CHECK(got[k].data.equal(expected[k].data));
@@ -143,10 +142,10 @@ TEST_CASE("DataLoader takes a custom sampler and checks its indices") {
     }
   };
   auto ds = std::make_shared<data::TensorDataset>(images(10), arange(10));
-  data::DataLoader loader(ds, {.batch_size = 3, .sampler = std::make_shared<Evens>(5)});
+  data::DataLoader loader(ds, data::DataLoaderOptions().batch_size(3).sampler(std::make_shared<Evens>(5)));
   CHECK(loader.size() == 2);
   CHECK(as_vector(loader.batch(0, 1).target) == std::vector<int64_t>{6, 8});
-  data::DataLoader beyond(ds, {.batch_size = 3, .sampler = std::make_shared<Evens>(6)});
+  data::DataLoader beyond(ds, data::DataLoaderOptions().batch_size(3).sampler(std::make_shared<Evens>(6)));
   CHECK(error_of([&] { collect(beyond, 0); }) ==
         "DataLoader: sampler index 10 out of range for a dataset of 10 examples");
 }
@@ -156,10 +155,10 @@ TEST_CASE("DataLoader rethrows a worker's exception at the failing batch, with i
   ds->fail_at = 37;
   for (int64_t workers : {0, 1, 3}) {
     CAPTURE(workers);
-    data::DataLoader loader(ds, {.batch_size = 5, .num_workers = workers});
+    data::DataLoader loader(ds, data::DataLoaderOptions().batch_size(5).workers(workers));
     int delivered = 0;
     std::string message = error_of([&] {
-      for (data::Example& batch : loader.epoch(0)) {
+      for (data::Example<>& batch : loader.epoch(0)) {
         CHECK(batch.data.size(0) == 5);
         ++delivered;
       }
@@ -172,13 +171,13 @@ TEST_CASE("DataLoader rethrows a worker's exception at the failing batch, with i
 TEST_CASE("destroying a DataLoader epoch mid-way stops its workers promptly") {
   auto ds = std::make_shared<ByIndex>(images(400));
   ds->delay = 2ms;
-  data::DataLoader loader(ds, {.batch_size = 4, .num_workers = 3, .prefetch_factor = 2});
+  data::DataLoader loader(ds, data::DataLoaderOptions().batch_size(4).workers(3));
   loader.batch(0, 0);  // warm up whatever the library starts lazily
   const int threads_before = thread_count();
   auto start = std::chrono::steady_clock::now();
   {
     int seen = 0;
-    for (data::Example& batch : loader.epoch(0)) {
+    for (data::Example<>& batch : loader.epoch(0)) {
       CHECK(batch.data.size(0) == 4);
       if (++seen == 2) break;
     }
@@ -198,19 +197,19 @@ TEST_CASE("destroying a DataLoader epoch mid-way stops its workers promptly") {
 TEST_CASE("DataLoader timeout bounds the wait for one batch") {
   auto ds = std::make_shared<ByIndex>(images(4));
   ds->delay = 300ms;
-  data::DataLoader loader(ds, {.batch_size = 1, .num_workers = 1, .timeout = 50ms});
+  data::DataLoader loader(ds, data::DataLoaderOptions().batch_size(1).workers(1).timeout(50ms));
   auto epoch = loader.epoch(0);
-  CHECK(error_of([&] { epoch.begin(); }) == "DataLoader: batch 0 of epoch 0 not ready after 50 ms (num_workers 1)");
+  CHECK(error_of([&] { epoch.begin(); }) == "DataLoader: batch 0 of epoch 0 not ready after 50 ms (workers 1)");
 }
 
 TEST_CASE("DataLoader checks its options and its use") {
   auto ds = std::make_shared<data::TensorDataset>(images(4), arange(4));
-  CHECK_THROWS_WITH_AS(data::DataLoader(ds, {.batch_size = 0}), doctest::Contains("batch_size"), gr::Error);
-  CHECK_THROWS_WITH_AS(data::DataLoader(ds, {.num_workers = -1}), doctest::Contains("num_workers"), gr::Error);
-  CHECK_THROWS_WITH_AS(data::DataLoader(ds, {.shuffle = true, .sampler = std::make_shared<data::SequentialSampler>(4)}),
+  CHECK_THROWS_WITH_AS(data::DataLoader(ds, data::DataLoaderOptions().batch_size(0)), doctest::Contains("batch_size"), gr::Error);
+  CHECK_THROWS_WITH_AS(data::DataLoader(ds, data::DataLoaderOptions().workers(2).max_jobs(0)), doctest::Contains("max_jobs"), gr::Error);
+  CHECK_THROWS_WITH_AS(data::DataLoader(ds, data::DataLoaderOptions().shuffle(true).sampler(std::make_shared<data::SequentialSampler>(4))),
                        doctest::Contains("exclude each other"), gr::Error);
   CHECK_THROWS_AS(data::DataLoader(nullptr), gr::Error);
-  data::DataLoader loader(ds, {.batch_size = 2});
+  data::DataLoader loader(ds, data::DataLoaderOptions().batch_size(2));
   auto epoch = loader.epoch(0);
   epoch.begin();
   CHECK_THROWS_WITH_AS(epoch.begin(), doctest::Contains("once"), gr::Error);

@@ -6,7 +6,7 @@ using namespace gr;
 namespace {
 struct Squares : data::Dataset {
   int64_t size() const override { return 4; }
-  data::Example get(int64_t i) const override {
+  data::Example<> get(int64_t i) const override {
     GR_CHECK(i >= 0 && i < size(), "Squares: index ", i, " out of range");
     return {full({1}, static_cast<double>(i * i)), scalar_tensor(i, kInt64)};
   }

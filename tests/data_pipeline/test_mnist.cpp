@@ -46,7 +46,7 @@ TEST_CASE("MNIST reads a folder of plain or gzip IDX files") {
   CHECK(train.images().scalar_type() == kFloat32);
   CHECK(train.targets().scalar_type() == kInt64);
   test::check_values(test_set.targets(), {0, 1, 2});
-  data::Example e = train.get(2);
+  data::Example<> e = train.get(2);
   CHECK(test::shape(e.data) == std::vector<int64_t>{1, 28, 28});
   CHECK(e.target.item<int64_t>() == 2);
   CHECK(e.data.data_ptr<float>()[3] == doctest::Approx(5.0 / 255));  // pixel 3 of image 2
@@ -133,13 +133,12 @@ TEST_CASE("the real Fashion-MNIST (Debian package dataset-fashion-mnist)") {
   auto normalize = std::make_shared<data::Normalize>(std::vector<double>{0.2860}, std::vector<double>{0.3530});
   std::vector<double> checksums;
   for (int64_t workers : {0, 1}) {
-    data::DataLoader loader(train_ptr, {.batch_size = 64, .shuffle = true, .seed = 3, .num_workers = workers,
-                                        .transform = normalize});
+    data::DataLoader loader(train_ptr, data::DataLoaderOptions().batch_size(64).shuffle(true).seed(3).workers(workers).transform(normalize));
     CHECK(loader.size() == 938);
     auto epoch_start = std::chrono::steady_clock::now();
     int64_t examples = 0, last = 0;
     double checksum = 0;
-    for (data::Example& batch : loader.epoch(0)) {
+    for (data::Example<>& batch : loader.epoch(0)) {
       examples += batch.data.size(0);
       last = batch.data.size(0);
       checksum += batch.data.data_ptr<float>()[batch.data.numel() / 2] * double(examples);

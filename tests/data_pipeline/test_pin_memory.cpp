@@ -17,7 +17,7 @@ void check_same_batches(const data::DataLoader& plain, const data::DataLoader& p
   REQUIRE(plain.size() == pinned.size());
   const bool device = cuda_is_available();
   for (int64_t k = 0; k < plain.size(); ++k) {
-    data::Example a = plain.batch(1, k), b = pinned.batch(1, k);
+    data::Example<> a = plain.batch(1, k), b = pinned.batch(1, k);
     CHECK(b.data.equal(a.data));
     CHECK(b.target.equal(a.target));
     CHECK(is_pinned(b.data) == device);
@@ -25,7 +25,7 @@ void check_same_batches(const data::DataLoader& plain, const data::DataLoader& p
   }
   int64_t k = 0;
   auto epoch = pinned.epoch(1);
-  for (data::Example& b : epoch) {  // through the workers as well
+  for (data::Example<>& b : epoch) {  // through the workers as well
     CHECK(b.data.equal(plain.batch(1, k).data));
     CHECK(is_pinned(b.data) == device);
     ++k;
@@ -39,18 +39,15 @@ TEST_CASE("DataLoader pin_memory: pinned batches with a device, the same ordinar
   auto ds = std::make_shared<data::TensorDataset>(randn({10, 3, 4, 4}), arange(10));
   for (int64_t workers : {0, 2}) {
     CAPTURE(workers);
-    data::DataLoaderOptions options;
-    options.batch_size = 4;
-    options.shuffle = true;
-    options.seed = 3;
-    options.num_workers = workers;
+    auto options = data::DataLoaderOptions().batch_size(4).shuffle(true).seed(3).workers(workers);
     data::DataLoaderOptions pinned = options;
-    pinned.pin_memory = true;
+    pinned.pin_memory(true);
     check_same_batches(data::DataLoader(ds, options), data::DataLoader(ds, pinned));
 
     // A transform makes a new tensor after the gather: pinned after it.
-    options.transform = pinned.transform = std::make_shared<data::Normalize>(std::vector<double>{0.5},
-                                                                             std::vector<double>{2.0});
+    auto normalize = std::make_shared<data::Normalize>(std::vector<double>{0.5}, std::vector<double>{2.0});
+    options.transform(normalize);
+    pinned.transform(normalize);
     check_same_batches(data::DataLoader(ds, options), data::DataLoader(ds, pinned));
   }
 }

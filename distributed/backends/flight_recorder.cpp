@@ -186,6 +186,21 @@ std::string symbolize(uintptr_t address) {
 
 }  // namespace
 
+struct FlightRecorder::Slot {
+  std::atomic<uint64_t> id{0};  // the entry's id; 0: empty; kWriting: being written
+  std::atomic<uint64_t> sequence{0};
+  std::atomic<int64_t> bytes{0};
+  std::atomic<int64_t> issued_ns{0}, started_ns{0}, finished_ns{0};
+  std::atomic<int64_t> dims[kMaxDims];
+  std::atomic<int32_t> op{0}, reduce_op{-1}, dtype{-1}, ndim{-1}, root{-1}, peer{-1}, tag{-1}, tensors{0};
+  std::atomic<uint8_t> state{0};
+};
+
+struct FlightRecorder::Frames {
+  std::atomic<int32_t> count{0};
+  std::atomic<uintptr_t> pc[kMaxFrames];
+};
+
 const char* flight_state_name(FlightState s) {
   switch (s) {
     case FlightState::Issued: return "issued";
@@ -216,15 +231,17 @@ size_t FlightRecorder::configured_capacity() {
 }
 
 FlightRecorder::FlightRecorder(size_t capacity, std::string backend, int rank, int size)
-    : slots_(capacity),
-      stacks_(env_value("GRADRING_FLIGHT_RECORDER_STACKS") && std::strcmp(env_value("GRADRING_FLIGHT_RECORDER_STACKS"), "0") != 0),
+    : capacity_(capacity),
       backend_(std::move(backend)),
       name_("unnamed"),
       rank_(rank),
       size_(size) {
   GR_CHECK(capacity > 0, "FlightRecorder: capacity must be positive");
+  slots_ = std::make_unique<Slot[]>(capacity);
+  const char* stacks = env_value("GRADRING_FLIGHT_RECORDER_STACKS");
+  if (stacks && std::strcmp(stacks, "0") != 0) frames_ = std::make_unique<Frames[]>(capacity);
   for (int r = 0; r < size; ++r) ranks_.push_back(r);
-  if (stacks_) {
+  if (frames_) {
     void* warm[1];
     backtrace(warm, 1);  // loads the unwinder now, not on the first recorded call
   }
@@ -267,7 +284,7 @@ void FlightRecorder::set_backend(std::string backend) {
 uint64_t FlightRecorder::record(const CallInfo& call, int peer, int tag) {
   constexpr auto R = std::memory_order_relaxed;
   const uint64_t id = next_id_.fetch_add(1, R);
-  Slot& s = slots_[id % slots_.size()];
+  Slot& s = slots_[id % capacity_];
   s.id.store(kWriting, R);
   std::atomic_thread_fence(std::memory_order_release);
   const bool collective = call.type != OpType::Send && call.type != OpType::Recv;
@@ -290,13 +307,12 @@ uint64_t FlightRecorder::record(const CallInfo& call, int peer, int tag) {
     s.ndim.store(-1, R);
     s.bytes.store(0, R);
   }
-  if (stacks_) {
-    void* frames[kMaxFrames];
-    const int n = backtrace(frames, kMaxFrames);
-    for (int i = 0; i < n; ++i) s.frames[i].store(reinterpret_cast<uintptr_t>(frames[i]), R);
-    s.frames_count.store(n, R);
-  } else {
-    s.frames_count.store(0, R);
+  if (frames_) {
+    void* pcs[kMaxFrames];
+    const int n = backtrace(pcs, kMaxFrames);
+    Frames& f = frames_[id % capacity_];
+    for (int i = 0; i < n; ++i) f.pc[i].store(reinterpret_cast<uintptr_t>(pcs[i]), R);
+    f.count.store(n, R);
   }
   s.issued_ns.store(now_ns(), R);
   s.started_ns.store(0, R);
@@ -307,7 +323,7 @@ uint64_t FlightRecorder::record(const CallInfo& call, int peer, int tag) {
 }
 
 void FlightRecorder::set_state(uint64_t id, FlightState state) {
-  Slot& s = slots_[(id - 1) % slots_.size()];
+  Slot& s = slots_[(id - 1) % capacity_];
   if (s.id.load(std::memory_order_acquire) != id) return;  // reused: see the Note
   (state == FlightState::Started ? s.started_ns : s.finished_ns).store(now_ns(), std::memory_order_relaxed);
   // Started never overwrites a finish that raced ahead of it (the waiter ran the job).
@@ -326,8 +342,9 @@ struct FlightRecorder::Snapshot {
   uint8_t state;
 };
 
-bool FlightRecorder::read(const Slot& s, uint64_t id, Snapshot& o) const {
+bool FlightRecorder::read(uint64_t id, Snapshot& o) const {
   constexpr auto R = std::memory_order_relaxed;
+  const Slot& s = slots_[(id - 1) % capacity_];
   if (s.id.load(std::memory_order_acquire) != id) return false;
   o.id = id;
   o.sequence = s.sequence.load(R);
@@ -344,8 +361,12 @@ bool FlightRecorder::read(const Slot& s, uint64_t id, Snapshot& o) const {
   o.peer = s.peer.load(R);
   o.tag = s.tag.load(R);
   o.tensors = s.tensors.load(R);
-  o.frames_count = std::min(s.frames_count.load(R), kMaxFrames);
-  for (int i = 0; i < o.frames_count; ++i) o.frames[i] = s.frames[i].load(R);
+  o.frames_count = 0;
+  if (frames_) {
+    const Frames& f = frames_[(id - 1) % capacity_];
+    o.frames_count = std::min(f.count.load(R), kMaxFrames);
+    for (int i = 0; i < o.frames_count; ++i) o.frames[i] = f.pc[i].load(R);
+  }
   o.state = s.state.load(R);
   std::atomic_thread_fence(std::memory_order_acquire);
   return s.id.load(R) == id;
@@ -357,14 +378,14 @@ std::string FlightRecorder::to_json(bool destroyed) const {
     std::lock_guard lock(info_mutex_);
     group = {{"name", name_}, {"backend", backend_}, {"rank", rank_}, {"size", size_}, {"ranks", ranks_}};
   }
-  group["capacity"] = slots_.size();
+  group["capacity"] = capacity_;
   if (destroyed) group["destroyed"] = true;
   std::vector<nlohmann::json> entries;
   const uint64_t end = next_id_.load(std::memory_order_acquire);  // ids below `end` were claimed
-  const uint64_t begin = end > slots_.size() ? end - slots_.size() : 0;
+  const uint64_t begin = end > capacity_ ? end - capacity_ : 0;
   for (uint64_t claimed = begin; claimed < end; ++claimed) {
     Snapshot e;
-    if (!read(slots_[claimed % slots_.size()], claimed + 1, e)) continue;  // being written, or reused
+    if (!read(claimed + 1, e)) continue;  // being written, or reused
     const auto type = static_cast<OpType>(e.op);
     const bool p2p = type == OpType::Send || type == OpType::Recv;
     nlohmann::json j = {{"id", e.id}, {"op", op_type_name(type)}};

@@ -54,7 +54,7 @@ class FlightRecorder {
   // The group's name, its members' ranks in the default group and its backend, for dumps.
   void set_group(std::string name, std::vector<int> ranks, std::string backend);
   void set_backend(std::string backend);
-  size_t capacity() const { return slots_.size(); }
+  size_t capacity() const { return capacity_; }
   // This group's part of a dump: a JSON object (name, backend, rank, size, ranks, entries
   // oldest first; "destroyed": written as the group was destroyed).
   std::string to_json(bool destroyed = false) const;
@@ -62,23 +62,15 @@ class FlightRecorder {
   int rank_in_default_group() const;
 
  private:
-  struct Slot {
-    std::atomic<uint64_t> id{0};  // the entry's id; 0: empty; kWriting: being written
-    std::atomic<uint64_t> sequence{0};
-    std::atomic<int64_t> bytes{0};
-    std::atomic<int64_t> issued_ns{0}, started_ns{0}, finished_ns{0};
-    std::atomic<int64_t> dims[kMaxDims];
-    std::atomic<int32_t> op{0}, reduce_op{-1}, dtype{-1}, ndim{-1}, root{-1}, peer{-1}, tag{-1}, tensors{0};
-    std::atomic<int32_t> frames_count{0};
-    std::atomic<uintptr_t> frames[kMaxFrames];
-    std::atomic<uint8_t> state{0};
-  };
+  struct Slot;    // one entry's fields, all relaxed atomics (flight_recorder.cpp)
+  struct Frames;  // its stack, with GRADRING_FLIGHT_RECORDER_STACKS=1
   struct Snapshot;
-  bool read(const Slot& s, uint64_t id, Snapshot& out) const;
+  bool read(uint64_t id, Snapshot& out) const;
 
-  std::vector<Slot> slots_;
+  const size_t capacity_;
+  std::unique_ptr<Slot[]> slots_;
+  std::unique_ptr<Frames[]> frames_;  // null unless stacks are recorded
   std::atomic<uint64_t> next_id_{0};
-  const bool stacks_;
   mutable std::mutex info_mutex_;  // the identity below (set once, read by dumps)
   std::string backend_, name_;
   int rank_, size_;

@@ -32,8 +32,10 @@ job() {
   mkdir "$tmp/dumps"
   local start=$SECONDS
   if [ "$launcher" = mpirun ]; then
+    # mpirun stops the survivors of a dead rank with SIGTERM and, 1 s later by default,
+    # SIGKILL: 5 s leaves time for their SIGTERM dumps on a loaded machine.
     GRADRING_FLIGHT_RECORDER_DIR="$tmp/dumps" timeout 60 "$mpirun" -np "$n" --oversubscribe \
-      "$scenario" "$sc" "$backend" 2000 > "$tmp/job.log" 2>&1
+      --mca odls_base_sigkill_timeout 5 "$scenario" "$sc" "$backend" 2000 > "$tmp/job.log" 2>&1
   else
     GRADRING_FLIGHT_RECORDER_DIR="$tmp/dumps" timeout 60 "$run" --standalone --nproc-per-node "$n" \
       "$scenario" "$sc" "$backend" 2000 > "$tmp/job.log" 2>&1

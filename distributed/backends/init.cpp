@@ -165,6 +165,7 @@ static ProcessGroupPtr wrap_for_debug(ProcessGroupPtr group, const std::string& 
   BackendContext checker_ctx = ctx;
   checker_ctx.store = std::make_shared<PrefixStore>("debug_checker", ctx.store);
   ProcessGroupPtr checker = find_backend("gloo").factory(checker_ctx);
+  checker->set_group_name("debug_checker", ctx.members);
   checker->set_timeout(ctx.timeout);
   return std::make_shared<DebugProcessGroup>(std::move(group), std::move(checker));
 }
@@ -179,6 +180,9 @@ ProcessGroupPtr init_process_group(const InitOptions& o) {
   g.backend = o.backend;
   if (!backend.uses_store) {
     g.group = backend.factory({nullptr, o.rank, o.world_size, {}, o.timeout});
+    std::vector<int> members(static_cast<size_t>(g.group->size()));
+    for (int i = 0; i < g.group->size(); ++i) members[i] = i;
+    g.group->set_group_name("default_pg", members);
   } else {
     Rendezvous r = resolve_rendezvous(o);
     std::shared_ptr<Store> store = o.store;
@@ -202,8 +206,11 @@ ProcessGroupPtr init_process_group(const InitOptions& o) {
     for (int i = 0; i < r.world_size; ++i) members[i] = i;
     const BackendContext ctx{std::make_shared<PrefixStore>("default_pg", g.store), r.rank, r.world_size, members,
                              o.timeout};
-    g.group = wrap_for_debug(backend.factory(ctx), o.backend, ctx);
+    ProcessGroupPtr group = backend.factory(ctx);
+    group->set_group_name("default_pg", members);
+    g.group = wrap_for_debug(std::move(group), o.backend, ctx);
   }
+  set_flight_recorder_rank(g.group->rank());
   g.group->set_timeout(o.timeout);
   if (!backend.uses_store) g.group = wrap_for_debug(std::move(g.group));  // GRADRING_DISTRIBUTED_DEBUG=DETAIL
   std::lock_guard lock(g_mutex);
@@ -261,6 +268,7 @@ ProcessGroupPtr new_group(const std::vector<int>& ranks) {
                      members, parent->timeout()};
   ProcessGroupPtr group = backend.factory(ctx);
   if (group) group->set_timeout(parent->timeout());
+  if (group) group->set_group_name("group" + std::to_string(id), members);
   return wrap_for_debug(std::move(group), backend_name, ctx);
 }
 

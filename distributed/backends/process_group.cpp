@@ -107,6 +107,22 @@ void check_reduce_op(ReduceOp op, ScalarType t, const CheckContext& c) {
 ProcessGroup::ProcessGroup(int rank, int size) : rank_(rank), size_(size) {
   GR_CHECK(size >= 1, "ProcessGroup: size must be at least 1, got ", size);
   GR_CHECK(rank >= 0 && rank < size, "ProcessGroup: rank ", rank, " is not in [0, ", size, ")");
+  if (const size_t capacity = FlightRecorder::configured_capacity())
+    flight_ = std::make_shared<FlightRecorder>(capacity, "", rank, size);
+}
+
+void ProcessGroup::set_group_name(std::string name, std::vector<int> ranks) {
+  if (flight_) flight_->set_group(std::move(name), std::move(ranks), backend_name());
+}
+
+void ProcessGroup::record(CallInfo& call, int peer, int tag) {
+  if (!flight_) return;
+  // backend_name() is virtual, so not known in the constructor: taken at the first call.
+  if (!flight_backend_known_.load(std::memory_order_relaxed)) {
+    flight_->set_backend(backend_name());
+    flight_backend_known_.store(true, std::memory_order_relaxed);
+  }
+  call.flight = {flight_, flight_->record(call, peer, tag)};
 }
 
 std::string ProcessGroup::describe(std::string_view op, const Tensor& t, std::string_view detail, uint64_t* sequence) {
@@ -123,14 +139,16 @@ std::string ProcessGroup::describe(std::string_view op, const Tensor& t, std::st
 }
 
 CallInfo ProcessGroup::collective(OpType type, const Tensor& t, std::optional<ReduceOp> op, int root,
-                                  int64_t tensors) {
+                                  int64_t tensors, std::string_view name) {
   CallInfo call;
   call.type = type;
   call.reduce_op = op;
   call.root = root;
   call.tensors = tensors;
   call.tensor = t;
-  call.description = describe(op_type_name(type), t, op ? reduce_op_name(*op) : "", &call.sequence);
+  call.description = describe(name.empty() ? op_type_name(type) : name, t, op ? reduce_op_name(*op) : "",
+                              &call.sequence);
+  record(call, -1, -1);
   return call;
 }
 
@@ -196,6 +214,7 @@ CallInfo ProcessGroup::point_to_point(OpType type, const Tensor& t, int peer, in
   call.tensors = 1;
   const std::string peer_and_tag = detail::str_cat(send ? "to rank " : "from rank ", peer, ", tag ", tag);
   call.description = describe(op_type_name(type), t, peer_and_tag, nullptr);
+  record(call, peer, tag);
   return call;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "distributed/backends/flight_recorder.h"
 #include "distributed/backends/work.h"
 
 namespace gr::distributed {
@@ -68,6 +69,7 @@ struct CallInfo {
   int root = -1;
   int64_t tensors = 0;           // how many tensors the call moves (allgather: outputs, ...)
   Tensor tensor;                 // the one whose dtype and shape describe the call; undefined: none
+  FlightEntry flight;            // its flight recorder entry (empty when the recorder is off): the Work's
 };
 
 class ProcessGroup {
@@ -101,6 +103,12 @@ class ProcessGroup {
   std::chrono::milliseconds timeout() const { return timeout_; }
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
 
+  // This group's flight recorder (null when GRADRING_FLIGHT_RECORDER_SIZE=0), and the name
+  // and default-group ranks its dumps give it (init_process_group: "default_pg",
+  // new_group: "group<N>"). See flight_recorder.h.
+  const std::shared_ptr<FlightRecorder>& flight_recorder() const { return flight_; }
+  void set_group_name(std::string name, std::vector<int> ranks);
+
  protected:
   // The backends. Arguments are checked; `op` is what to compute (Sum where the front
   // emulates Avg); `call` names the operation (its description is the Work's).
@@ -126,19 +134,29 @@ class ProcessGroup {
   // "gloo allreduce (sum) float32 [1000] #17 on rank 0"; a collective takes the next sequence
   // number (returned in `sequence`), point-to-point operations none.
   std::string describe(std::string_view op, const Tensor& t, std::string_view detail, uint64_t* sequence);
+  // A collective numbered, named (`name`, default: the op's) and recorded as the public ones
+  // are, for a backend's own collectives (NCCL's allreduce_coalesced).
+  CallInfo collective(OpType type, const Tensor& t, std::optional<ReduceOp> op, int root, int64_t tensors,
+                      std::string_view name = {});
+  // Groups that only pass calls on to another group (which records them) record nothing.
+  void disable_flight_recorder() { flight_.reset(); }
 
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_{std::chrono::minutes(30)};
 
  private:
-  CallInfo collective(OpType type, const Tensor& t, std::optional<ReduceOp> op, int root, int64_t tensors);
   CallInfo point_to_point(OpType type, const Tensor& t, int peer, int tag);
   // The Sum the backend computes, and the division that makes it an Avg (on `divide_on`).
   ReduceOp backend_op(ReduceOp op) const { return op == ReduceOp::Avg && !reduces_avg() ? ReduceOp::Sum : op; }
   WorkPtr finish_avg(WorkPtr work, ReduceOp op, const Tensor& t, bool divide_here) const;
 
+  // Enters `call` in the flight recorder (the hot path: Note [Flight recorder slots]).
+  void record(CallInfo& call, int peer, int tag);
+
   std::atomic<uint64_t> sequence_{0};
+  std::shared_ptr<FlightRecorder> flight_;
+  std::atomic<bool> flight_backend_known_{false};
 };
 
 using ProcessGroupPtr = std::shared_ptr<ProcessGroup>;

@@ -88,6 +88,7 @@ DebugProcessGroup::DebugProcessGroup(ProcessGroupPtr inner, ProcessGroupPtr chec
       inner_(std::move(inner)),
       checker_(checker ? std::move(checker) : inner_) {
   GR_CHECK(inner_ != nullptr, "DebugProcessGroup: no group to wrap");
+  disable_flight_recorder();  // the wrapped group records every call (and the checker its checks)
   GR_CHECK(checker_->rank() == rank_ && checker_->size() == size_, "DebugProcessGroup: the checking group (rank ",
            checker_->rank(), " of ", checker_->size(), ") must match the wrapped one (rank ", rank_, " of ", size_,
            ")");

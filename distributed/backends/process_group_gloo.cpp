@@ -138,12 +138,12 @@ void ProcessGroupGloo::run_allreduce(const Tensor& t, ReduceOp op, uint32_t tag)
 
 WorkPtr ProcessGroupGloo::do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(call.description, {t}, [this, tag = tag_of(call), t, op] { run_allreduce(t, op, tag); });
+  return enqueue(call, {t}, [this, tag = tag_of(call), t, op] { run_allreduce(t, op, tag); });
 }
 
 WorkPtr ProcessGroupGloo::do_broadcast(Tensor& tensor, int root, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(call.description, {t}, [this, tag = tag_of(call), t, root] {
+  return enqueue(call, {t}, [this, tag = tag_of(call), t, root] {
     if (size_ == 1) return;
     gloo::BroadcastOptions o(context_);
     with_element_type(t.element_size(), [&](auto e) {
@@ -159,7 +159,7 @@ WorkPtr ProcessGroupGloo::do_broadcast(Tensor& tensor, int root, const CallInfo&
 WorkPtr ProcessGroupGloo::do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) {
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
-  return enqueue(call.description, outs, [this, tag = tag_of(call), outs, in] {
+  return enqueue(call, outs, [this, tag = tag_of(call), outs, in] {
     const FlatBuffer gathered(outs);  // Gloo gathers into one buffer
     const Tensor& flat = gathered.flat();
     gloo::AllgatherOptions o(context_);
@@ -181,7 +181,7 @@ WorkPtr ProcessGroupGloo::do_reduce_scatter(Tensor& output, const std::vector<Te
                                             const CallInfo& call) {
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  return enqueue(call.description, {out}, [this, tag = tag_of(call), out, ins, op] {
+  return enqueue(call, {out}, [this, tag = tag_of(call), out, ins, op] {
     const FlatBuffer all = FlatBuffer::of(ins);
     run_allreduce(all.flat(), op, tag);
     native::copy_(out, all.views()[rank_]);
@@ -190,7 +190,7 @@ WorkPtr ProcessGroupGloo::do_reduce_scatter(Tensor& output, const std::vector<Te
 
 WorkPtr ProcessGroupGloo::do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(call.description, {t}, [this, tag = tag_of(call), t, root, op] {
+  return enqueue(call, {t}, [this, tag = tag_of(call), t, root, op] {
     if (size_ == 1) return;
     gloo::ReduceOptions o(context_);
     with_element_type(t.element_size(), [&](auto e) {
@@ -205,7 +205,7 @@ WorkPtr ProcessGroupGloo::do_reduce(Tensor& tensor, int root, ReduceOp op, const
 }
 
 WorkPtr ProcessGroupGloo::do_barrier(const CallInfo& call) {
-  return enqueue(call.description, {}, [this, tag = tag_of(call)] {
+  return enqueue(call, {}, [this, tag = tag_of(call)] {
     if (size_ == 1) return;
     gloo::BarrierOptions o(context_);
     o.setTag(tag);
@@ -216,7 +216,7 @@ WorkPtr ProcessGroupGloo::do_barrier(const CallInfo& call) {
 
 WorkPtr ProcessGroupGloo::do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(call.description, {t}, [this, t, dst, tag] {
+  return enqueue(call, {t}, [this, t, dst, tag] {
     auto buffer = context_->createUnboundBuffer(t.data_ptr(), t.nbytes());
     buffer->send(dst, static_cast<uint64_t>(tag));
     buffer->waitSend(timeout_);
@@ -225,7 +225,7 @@ WorkPtr ProcessGroupGloo::do_send(const Tensor& tensor, int dst, int tag, const 
 
 WorkPtr ProcessGroupGloo::do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(call.description, {t}, [this, t, src, tag] {
+  return enqueue(call, {t}, [this, t, src, tag] {
     auto buffer = context_->createUnboundBuffer(t.data_ptr(), t.nbytes());
     buffer->recv(src, static_cast<uint64_t>(tag));
     buffer->waitRecv(timeout_);

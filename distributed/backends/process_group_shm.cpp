@@ -347,8 +347,8 @@ ProcessGroupShm::Call ProcessGroupShm::header(const CallInfo& call) {
 }
 
 template <class Body>
-WorkPtr ProcessGroupShm::run(std::string description, std::vector<Tensor> outputs, bool collective, Body body) {
-  return enqueue(std::move(description), std::move(outputs), [this, collective, body = std::move(body)]() mutable {
+WorkPtr ProcessGroupShm::run(const CallInfo& call, std::vector<Tensor> outputs, bool collective, Body body) {
+  return enqueue(call, std::move(outputs), [this, collective, body = std::move(body)]() mutable {
     GR_CHECK(failed_.empty(), "an earlier collective of this group failed, so it cannot be used any more (", failed_,
              ")");
     collectives_run_ += collective;
@@ -364,14 +364,14 @@ WorkPtr ProcessGroupShm::run(std::string description, std::vector<Tensor> output
 
 WorkPtr ProcessGroupShm::do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  return run(call.description, {t}, true, [this, t, op, c = header(call)] {
+  return run(call, {t}, true, [this, t, op, c = header(call)] {
     if (size_ > 1) reduce_rounds(c, op, t, static_cast<char*>(t.data_ptr()), /*reducer=*/-1);
   });
 }
 
 WorkPtr ProcessGroupShm::do_broadcast(Tensor& tensor, int root, const CallInfo& call) {
   Tensor t = tensor;
-  return run(call.description, {t}, true, [this, t, root, c = header(call)] {
+  return run(call, {t}, true, [this, t, root, c = header(call)] {
     if (size_ == 1) return;
     char* data = static_cast<char*>(t.data_ptr());
     for_each_chunk(t.nbytes(), chunk_bytes_, [&](size_t offset, size_t n) {
@@ -384,7 +384,7 @@ WorkPtr ProcessGroupShm::do_broadcast(Tensor& tensor, int root, const CallInfo& 
 WorkPtr ProcessGroupShm::do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) {
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
-  return run(call.description, outs, true, [this, outs, in, c = header(call)] {
+  return run(call, outs, true, [this, outs, in, c = header(call)] {
     const char* data = static_cast<const char*>(in.data_ptr());
     const size_t total = in.nbytes();
     if (size_ == 1) {
@@ -400,7 +400,7 @@ WorkPtr ProcessGroupShm::do_allgather(std::vector<Tensor>& outputs, const Tensor
 
 WorkPtr ProcessGroupShm::do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  return run(call.description, {t}, true, [this, t, root, op, c = header(call)] {
+  return run(call, {t}, true, [this, t, root, op, c = header(call)] {
     if (size_ > 1) reduce_rounds(c, op, t, static_cast<char*>(t.data_ptr()), root);
   });
 }
@@ -409,7 +409,7 @@ WorkPtr ProcessGroupShm::do_reduce_scatter(Tensor& output, const std::vector<Ten
                                            const CallInfo& call) {
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  return run(call.description, {out}, true, [this, out, ins, op, c = header(call)] {
+  return run(call, {out}, true, [this, out, ins, op, c = header(call)] {
     if (size_ == 1) {
       if (out.nbytes()) std::memcpy(out.data_ptr(), ins[0].data_ptr(), out.nbytes());
       return;
@@ -420,14 +420,14 @@ WorkPtr ProcessGroupShm::do_reduce_scatter(Tensor& output, const std::vector<Ten
 }
 
 WorkPtr ProcessGroupShm::do_barrier(const CallInfo& call) {
-  return run(call.description, {}, true, [this, c = header(call)] {
+  return run(call, {}, true, [this, c = header(call)] {
     if (size_ > 1) exchange(c, nullptr, 0);
   });
 }
 
 WorkPtr ProcessGroupShm::do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return run(call.description, {t}, false, [this, t, dst, tag] {
+  return run(call, {t}, false, [this, t, dst, tag] {
     Channel& ch = layout_->channel(rank_, dst);
     char* buffer = layout_->buffer(rank_, dst);
     const char* data = static_cast<const char*>(t.data_ptr());
@@ -450,7 +450,7 @@ WorkPtr ProcessGroupShm::do_send(const Tensor& tensor, int dst, int tag, const C
 
 WorkPtr ProcessGroupShm::do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return run(call.description, {t}, false, [this, t, src, tag] {
+  return run(call, {t}, false, [this, t, src, tag] {
     Channel& ch = layout_->channel(src, rank_);
     const char* buffer = layout_->buffer(src, rank_);
     char* data = static_cast<char*>(t.data_ptr());

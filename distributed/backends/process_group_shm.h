@@ -80,7 +80,7 @@ class ProcessGroupShm : public QueuedProcessGroup {
   // numbers; send/recv are not); an error marks this rank failed for the others and the
   // group unusable.
   template <class Body>
-  WorkPtr run(std::string description, std::vector<Tensor> outputs, bool collective, Body body);
+  WorkPtr run(const CallInfo& call, std::vector<Tensor> outputs, bool collective, Body body);
   // What a collective's slots start with, compared across ranks.
   static Call header(const CallInfo& call);
 

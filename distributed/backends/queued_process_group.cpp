@@ -22,7 +22,7 @@ thread_local bool t_on_waiting_thread = false;
 
 class QueuedProcessGroup::QueuedWork : public Work {
  public:
-  QueuedWork(std::string description, QueuedProcessGroup& group) : Work(std::move(description)), group_(group) {}
+  QueuedWork(const CallInfo& call, QueuedProcessGroup& group) : Work(call.description, call.flight), group_(group) {}
   void wait(std::chrono::milliseconds timeout) override {
     // The group outlives every job that has not finished (its destructor runs them all).
     if (!is_completed() && (timeout.count() == 0 || timeout >= group_.timeout())) group_.run_queued_until(*this);
@@ -58,10 +58,10 @@ void QueuedProcessGroup::shutdown() {
   idle_cv_.wait(lock, [&] { return running_ == 0; });  // and no waiter still runs one
 }
 
-WorkPtr QueuedProcessGroup::enqueue(std::string description, std::vector<Tensor> outputs, std::function<void()> job,
+WorkPtr QueuedProcessGroup::enqueue(const CallInfo& call, std::vector<Tensor> outputs, std::function<void()> job,
                                     bool after_earlier) {
-  WorkPtr work = waiter_runs_jobs_ ? std::make_shared<QueuedWork>(std::move(description), *this)
-                                   : std::make_shared<Work>(std::move(description));
+  WorkPtr work = waiter_runs_jobs_ ? std::make_shared<QueuedWork>(call, *this)
+                                   : std::make_shared<Work>(call.description, call.flight);
   work->set_result(std::move(outputs));
   {
     std::lock_guard lock(mutex_);
@@ -116,6 +116,7 @@ void QueuedProcessGroup::run_queued_until(const Work& target) {
 // Runs a job taken off the queue (running_ counts it) and finishes its Work.
 void QueuedProcessGroup::run_job(Job& job) {
   std::exception_ptr error;
+  job.work->mark_started();
   try {
     job.run();
   } catch (const gr::Error&) {

@@ -32,8 +32,8 @@ class QueuedProcessGroup : public ProcessGroup {
  protected:
   // Runs `job` on a worker thread once every collective issued before it has started (with
   // `after_earlier`: has finished). The Work completes when the job returns (result =
-  // `outputs`) or throws (the error).
-  WorkPtr enqueue(std::string description, std::vector<Tensor> outputs, std::function<void()> job,
+  // `outputs`) or throws (the error); its name and flight recorder entry are `call`'s.
+  WorkPtr enqueue(const CallInfo& call, std::vector<Tensor> outputs, std::function<void()> job,
                   bool after_earlier = false);
   // Stops the worker threads (call from the derived destructor, before its state dies).
   void shutdown();

@@ -23,6 +23,16 @@ namespace gr::distributed {
 // machines: more ranks than cores). Measured in docs/benchmarks.md.
 namespace {
 constexpr int64_t kUnset = -1;
+
+std::string error_text(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an unknown exception";
+  }
+}
 std::atomic<int64_t> g_spin_limit_us{kUnset};
 }  // namespace
 
@@ -70,6 +80,13 @@ void Work::wait(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
   if (timeout.count() > 0) {
     bool done = done_cv_.wait_until(lock, start + timeout, [&] { return completed_.load(); });
+    if (!done && flight_) {
+      lock.unlock();
+      dump_flight_recorder_after_failure(description_ + ": wait timed out after " + std::to_string(timeout.count()) +
+                                         " ms");
+      lock.lock();
+      done = completed_.load();
+    }
     GR_CHECK(done, description_, ": not completed after ", timeout.count(),
              " ms (a peer may have died or be stuck; every rank must issue the same collectives in the same order)");
   } else {
@@ -105,6 +122,7 @@ void Work::finish(std::exception_ptr error) {
       if (!error) error = std::current_exception();
     }
   }
+  if (flight_ && finish_records_flight_) flight_.finished(error != nullptr, error ? error_text(error) : "");
   {
     std::lock_guard lock(mutex_);
     error_ = error;

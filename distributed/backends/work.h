@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "distributed/backends/flight_recorder.h"
 
 namespace gr::distributed {
 
@@ -23,7 +24,9 @@ namespace gr::distributed {
 
 class Work {
  public:
-  explicit Work(std::string description) : description_(std::move(description)) {}
+  // `flight`: the call's flight recorder entry, marked completed or failed by finish().
+  explicit Work(std::string description, FlightEntry flight = {})
+      : description_(std::move(description)), flight_(std::move(flight)) {}
   virtual ~Work() = default;
   Work(const Work&) = delete;
   Work& operator=(const Work&) = delete;
@@ -47,6 +50,8 @@ class Work {
   // Backends: set the result, then mark the work finished (successfully or with an error).
   void set_result(std::vector<Tensor> result) { result_ = std::move(result); }
   void finish(std::exception_ptr error = nullptr);
+  // Backends: the call has started to run (its flight recorder entry says so).
+  void mark_started() const { flight_.started(); }
 
   // How long wait() polls before it sleeps: GRADRING_WAIT_SPIN_US (microseconds, default
   // 20000; read at the first wait) until set here. 0: sleep at once.
@@ -55,11 +60,18 @@ class Work {
   // The value of GRADRING_WAIT_SPIN_US (null or empty: the default); throws on a bad value.
   static std::chrono::microseconds parse_spin_limit(const char* value);
 
+ protected:
+  // A backend that records completion elsewhere (NCCL: at the end event, which a wait()
+  // does not wait for) turns finish()'s recording off.
+  const FlightEntry& flight() const { return flight_; }
+  bool finish_records_flight_ = true;
+
  private:
   // Polls (yielding the CPU) until finished or `limit` has passed.
   void spin_until_completed(std::chrono::microseconds limit) const;
 
   std::string description_;
+  FlightEntry flight_;
   mutable std::mutex mutex_;
   std::condition_variable done_cv_;
   // Written under mutex_ (with error_); atomic so that wait() can poll it without the mutex.

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 
@@ -20,6 +21,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
+
+// How long a failed group's workers get to write their flight recorder dumps.
+constexpr milliseconds kFlightDumpWait{3000};
 
 volatile sig_atomic_t g_signal = 0;
 void on_launcher_signal(int sig) { g_signal = sig; }
@@ -128,6 +132,7 @@ class GroupRunner {
         return interrupted(sig, stop(workers, out, sig), result);
       }
       if (expired()) {
+        request_flight_dumps(workers, out);
         std::vector<int> running = stop(workers, out, SIGTERM);
         result.timed_out = true;
         result.exit_code = 124;
@@ -142,6 +147,7 @@ class GroupRunner {
         if (st.exited && !st.success()) result.failures.push_back({w.rank, w.local_rank, w.process.pid(), st, {}});
       }
       if (!result.failures.empty()) {
+        request_flight_dumps(workers, out);
         std::vector<int> running = stop(workers, out, SIGTERM);
         if (int sig = signal_while_stopping_) return interrupted(sig, running, result);  // no restart
         for (WorkerFailure& f : result.failures) f.last_stderr = out.last_stderr(f.rank);
@@ -161,6 +167,51 @@ class GroupRunner {
     result.summary = "received " + signal_name(sig) + "; forwarded it to the workers" +
                      (running.empty() ? "" : " (stopped ranks " + rank_list(running) + ")");
     return Outcome::kSignal;
+  }
+
+  // Before a failed or timed-out group is stopped, the workers still running are asked for
+  // their flight recorder dumps (SIGUSR1; see distributed/backends/flight_recorder.h) when
+  // GRADRING_FLIGHT_RECORDER_DIR is set for them, and given up to kFlightDumpWait to write
+  // them: until each one's dir/rank<R>.json is newer than the request.
+  void request_flight_dumps(std::vector<Worker>& workers, OutputForwarder& out) {
+    const std::string dir = flight_recorder_dir();
+    if (dir.empty()) return;
+    // Less a little: file times come from a coarse clock that may lag this one.
+    const auto asked = std::filesystem::file_time_type::clock::now() - milliseconds(20);
+    std::vector<Worker*> asked_workers;
+    for (Worker& w : workers) {
+      if (w.process.poll().exited) continue;
+      kill(w.process.pid(), SIGUSR1);
+      asked_workers.push_back(&w);
+    }
+    if (asked_workers.empty()) return;
+    say("asked ranks " + rank_list(ranks_of(asked_workers)) + " for their flight recorder dumps (" + dir + ")");
+    const auto end = Clock::now() + kFlightDumpWait;
+    while (Clock::now() < end && !g_signal) {
+      bool all = true;
+      for (Worker* w : asked_workers) {
+        // The dump file's name, as flight_dump_path() in distributed/backends/flight_recorder.cpp makes it.
+        std::error_code ec;
+        const auto written = std::filesystem::last_write_time(dir + "/rank" + std::to_string(w->rank) + ".json", ec);
+        all = all && (w->process.poll().exited || (!ec && written >= asked));
+      }
+      if (all) break;
+      out.pump(milliseconds(20));
+    }
+  }
+
+  std::string flight_recorder_dir() const {
+    std::string dir;
+    if (const char* v = std::getenv("GRADRING_FLIGHT_RECORDER_DIR")) dir = v;
+    for (const auto& [k, v] : opt_.env)
+      if (k == "GRADRING_FLIGHT_RECORDER_DIR") dir = v;
+    return dir;
+  }
+
+  static std::vector<int> ranks_of(const std::vector<Worker*>& workers) {
+    std::vector<int> ranks;
+    for (const Worker* w : workers) ranks.push_back(w->rank);
+    return ranks;
   }
 
   // Sends `sig` to every running worker's group and waits up to the grace period (a second

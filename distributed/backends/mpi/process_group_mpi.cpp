@@ -114,6 +114,9 @@ void complete(MPI_Request& request, std::chrono::milliseconds timeout, const cha
 
 bool g_we_initialized = false;
 
+// See ProcessGroupMPI::watch.
+constexpr std::chrono::milliseconds kFlightDumpGrace{1000};
+
 void finalize_at_exit() {
   destroy_process_group();  // stops the default group's worker before MPI goes away
   int finalized = 0;
@@ -199,6 +202,15 @@ void ProcessGroupMPI::watch() {
                  "collectives); aborting the job (MPI_Abort)\n",
                  blocking_what_, rank_, size_, static_cast<long long>(stuck.count()));
     std::fflush(stderr);
+    if (flight_recorder_dumps_enabled()) {
+      dump_flight_recorder_after_failure(detail::str_cat("mpi watchdog: ", blocking_what_, " on rank ", rank_,
+                                                         ": no progress for ", stuck.count(), " ms"));
+      // MPI_Abort kills every rank at once: the others' watchdogs, a poll later, get
+      // kFlightDumpGrace to write their dumps too.
+      std::fprintf(stderr, "gradring: mpi on rank %d: aborting in %lld ms (time for the other ranks' flight recorder dumps)\n",
+                   rank_, static_cast<long long>(kFlightDumpGrace.count()));
+      watch_cv_.wait_for(lock, kFlightDumpGrace);
+    }
     MPI_Abort(comm_, 1);
   }
 }
@@ -218,7 +230,7 @@ std::shared_ptr<ProcessGroupMPI> ProcessGroupMPI::create(const std::vector<int>&
 
 WorkPtr ProcessGroupMPI::do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(call.description, {t}, [this, t, op] {
+  return enqueue(call, {t}, [this, t, op] {
     // The blocking MPI_Allreduce: Open MPI's tuned algorithms and shared-memory single copy
     // (about 2.5x the bandwidth of MPI_Iallreduce, whose libnbc schedule only advances when
     // polled). It cannot time out, so the watchdog guards it.
@@ -231,7 +243,7 @@ WorkPtr ProcessGroupMPI::do_allreduce(Tensor& tensor, ReduceOp op, const CallInf
 
 WorkPtr ProcessGroupMPI::do_broadcast(Tensor& tensor, int root, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(call.description, {t}, [this, t, root] {
+  return enqueue(call, {t}, [this, t, root] {
     MPI_Request req;
     GR_MPI_CHECK(MPI_Ibcast(t.data_ptr(), count_of(t), mpi_type(t.scalar_type()), root, comm_, &req));
     complete(req, timeout_, "broadcast");
@@ -241,7 +253,7 @@ WorkPtr ProcessGroupMPI::do_broadcast(Tensor& tensor, int root, const CallInfo& 
 WorkPtr ProcessGroupMPI::do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) {
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
-  return enqueue(call.description, outs, [this, outs, in] {
+  return enqueue(call, outs, [this, outs, in] {
     const FlatBuffer gathered(outs);  // MPI gathers into one buffer
     MPI_Request req;
     GR_MPI_CHECK(MPI_Iallgather(in.data_ptr(), count_of(in), mpi_type(in.scalar_type()), gathered.flat().data_ptr(),
@@ -255,7 +267,7 @@ WorkPtr ProcessGroupMPI::do_reduce_scatter(Tensor& output, const std::vector<Ten
                                            const CallInfo& call) {
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  return enqueue(call.description, {out}, [this, out, ins, op] {
+  return enqueue(call, {out}, [this, out, ins, op] {
     const FlatBuffer all = FlatBuffer::of(ins);
     MPI_Request req;
     GR_MPI_CHECK(MPI_Ireduce_scatter_block(all.flat().data_ptr(), out.data_ptr(), count_of(out),
@@ -267,7 +279,7 @@ WorkPtr ProcessGroupMPI::do_reduce_scatter(Tensor& output, const std::vector<Ten
 
 WorkPtr ProcessGroupMPI::do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(call.description, {t}, [this, t, root, op] {
+  return enqueue(call, {t}, [this, t, root, op] {
     MPI_Request req;
     const void* send = rank_ == root ? MPI_IN_PLACE : t.data_ptr();
     GR_MPI_CHECK(MPI_Ireduce(send, rank_ == root ? t.data_ptr() : nullptr, count_of(t), mpi_type(t.scalar_type()),
@@ -277,7 +289,7 @@ WorkPtr ProcessGroupMPI::do_reduce(Tensor& tensor, int root, ReduceOp op, const 
 }
 
 WorkPtr ProcessGroupMPI::do_barrier(const CallInfo& call) {
-  return enqueue(call.description, {}, [this] {
+  return enqueue(call, {}, [this] {
     MPI_Request req;
     GR_MPI_CHECK(MPI_Ibarrier(comm_, &req));
     complete(req, timeout_, "barrier");
@@ -286,7 +298,7 @@ WorkPtr ProcessGroupMPI::do_barrier(const CallInfo& call) {
 
 WorkPtr ProcessGroupMPI::do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(call.description, {t}, [this, t, dst, tag] {
+  return enqueue(call, {t}, [this, t, dst, tag] {
     MPI_Request req;
     GR_MPI_CHECK(MPI_Isend(t.data_ptr(), count_of(t), mpi_type(t.scalar_type()), dst, tag, comm_, &req));
     complete(req, timeout_, "send");
@@ -295,7 +307,7 @@ WorkPtr ProcessGroupMPI::do_send(const Tensor& tensor, int dst, int tag, const C
 
 WorkPtr ProcessGroupMPI::do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return enqueue(call.description, {t}, [this, t, src, tag] {
+  return enqueue(call, {t}, [this, t, src, tag] {
     MPI_Request req;
     GR_MPI_CHECK(MPI_Irecv(t.data_ptr(), count_of(t), mpi_type(t.scalar_type()), src, tag, comm_, &req));
     complete(req, timeout_, "recv");

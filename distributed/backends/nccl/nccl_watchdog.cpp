@@ -66,8 +66,10 @@ void Watchdog::poll() {
       broken = e.message();  // a CUDA error (a faulted kernel): the device is unusable
     }
   }
-  for (Entry& e : done)
+  for (Entry& e : done) {
+    if (!e.failed) e.work->record_gpu_completed();
     if (!e.failed) e.work->finish_completed();
+  }
   // `done` goes out of scope here: the tensors it kept alive are released after the GPU
   // finished with them.
   if (!broken.empty())
@@ -115,7 +117,10 @@ void Watchdog::fail(const std::string& message) {
       }
   }
   const std::exception_ptr error = health_->failure();
-  for (const auto& w : unfinished) w->finish_failed(error);
+  for (const auto& w : unfinished) {
+    w->record_failed(message);  // the first one writes the flight recorder dump
+    w->finish_failed(error);
+  }
 }
 
 bool Watchdog::drain(std::chrono::milliseconds limit) {

@@ -42,14 +42,16 @@ void Health::throw_if_failed(const std::string& what) const {
 }
 
 NCCLWork::NCCLWork(std::string description, int device, bool blocking, std::chrono::milliseconds timeout,
-                   std::shared_ptr<Health> health, std::weak_ptr<Watchdog> watchdog)
-    : Work(std::move(description)),
+                   std::shared_ptr<Health> health, std::weak_ptr<Watchdog> watchdog, FlightEntry flight)
+    : Work(std::move(description), std::move(flight)),
       device_(device),
       blocking_(blocking),
       timeout_(timeout),
       issued_at_(std::chrono::steady_clock::now()),
       health_(std::move(health)),
-      watchdog_(std::move(watchdog)) {}
+      watchdog_(std::move(watchdog)) {
+  finish_records_flight_ = false;  // a wait() finishes it before the GPU has: the watchdog records
+}
 
 void NCCLWork::order_current_stream_after(const cuda::Event& event) { cuda::Stream::current(device_).wait(event); }
 

@@ -53,7 +53,7 @@ class NCCLWork : public Work {
   // `blocking`: wait() also blocks the host (barrier). The group records end_event() on its
   // stream right after the collective.
   NCCLWork(std::string description, int device, bool blocking, std::chrono::milliseconds timeout,
-           std::shared_ptr<Health> health, std::weak_ptr<Watchdog> watchdog);
+           std::shared_ptr<Health> health, std::weak_ptr<Watchdog> watchdog, FlightEntry flight = {});
 
   void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) override;
   void synchronize() override;
@@ -68,6 +68,11 @@ class NCCLWork : public Work {
   void finish_completed();
   // The group failed before this work finished.
   void finish_failed(std::exception_ptr error);
+  // The flight recorder's view (Note [Flight recorder slots]): started when enqueued on the
+  // stream, completed when the watchdog sees the end event, failed when the group fails.
+  void record_enqueued() const { mark_started(); }
+  void record_gpu_completed() const { flight().finished(false); }
+  void record_failed(const std::string& why) const { flight().finished(true, why); }
 
  private:
   bool claim() { return !claimed_.exchange(true); }

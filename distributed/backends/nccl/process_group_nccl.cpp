@@ -122,15 +122,17 @@ void ProcessGroupNCCL::ensure_comm(int device) {
   watchdog_->start(comm_, device_);
 }
 
-WorkPtr ProcessGroupNCCL::issue(const std::string& description, int device, std::vector<Tensor> outputs,
+WorkPtr ProcessGroupNCCL::issue(const CallInfo& call, int device, std::vector<Tensor> outputs,
                                 std::vector<Tensor> keep_alive, const Body& body, bool blocking_wait) {
+  const std::string& description = call.description;
   std::unique_lock lock(mutex_);
   health_->throw_if_failed(description);
   if (device < 0) device = device_ >= 0 ? device_ : cuda::current_device();
   ensure_comm(device);
   comm_->set_timeout(timeout_);
   cuda::DeviceGuard guard(device_);
-  auto work = std::make_shared<nccl::NCCLWork>(description, device_, blocking_wait, timeout_, health_, watchdog_);
+  auto work =
+      std::make_shared<nccl::NCCLWork>(description, device_, blocking_wait, timeout_, health_, watchdog_, call.flight);
   work->set_result(outputs);
   keep_alive.insert(keep_alive.end(), outputs.begin(), outputs.end());
   // Everything the caller queued so far (e.g. the kernels producing the inputs) runs first.
@@ -143,9 +145,11 @@ WorkPtr ProcessGroupNCCL::issue(const std::string& description, int device, std:
     // the same collective): fail the group, which aborts it, outside the lock (failing runs
     // the works' callbacks, which may call into this group).
     lock.unlock();
+    work->record_failed(e.message());
     watchdog_->fail(detail::str_cat(description, ": ", e.message()));
     throw;
   }
+  work->record_enqueued();
   work->end_event().record(stream_);
   watchdog_->add(work, std::move(keep_alive));
   return work;
@@ -154,7 +158,7 @@ WorkPtr ProcessGroupNCCL::issue(const std::string& description, int device, std:
 WorkPtr ProcessGroupNCCL::do_allreduce(Tensor& tensor, ReduceOp op, const CallInfo& call) {
   const ncclRedOp_t red = nccl::to_nccl(op, tensor.scalar_type(), "allreduce", rank_);
   Tensor t = tensor;
-  return issue(call.description, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+  return issue(call, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
     if (t.numel() == 0) return;  // every rank has the same shape: nobody calls NCCL
     GR_NCCL_CALL(*comm_, ncclAllReduce(t.data_ptr(), t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), red,
                                        comm_->get(), s));
@@ -170,8 +174,9 @@ WorkPtr ProcessGroupNCCL::allreduce_coalesced(std::vector<Tensor>& tensors, Redu
     reds.push_back(nccl::to_nccl(op, t.scalar_type(), "allreduce_coalesced", rank_));
   }
   std::vector<Tensor> ts = tensors;
-  uint64_t sequence = 0;
-  return issue(describe("allreduce_coalesced", ts[0], reduce_op_name(op), &sequence), device_of(ts[0]), ts, {},
+  const CallInfo call =
+      collective(OpType::Allreduce, ts[0], op, -1, static_cast<int64_t>(ts.size()), "allreduce_coalesced");
+  return issue(call, device_of(ts[0]), ts, {},
                [&](cudaStream_t s, std::vector<Tensor>&) {
                  // One group call: NCCL fuses the launches of the whole list.
                  GR_NCCL_CALL(*comm_, ncclGroupStart());
@@ -191,7 +196,7 @@ WorkPtr ProcessGroupNCCL::allreduce_coalesced(std::vector<Tensor>& tensors, Redu
 
 WorkPtr ProcessGroupNCCL::do_broadcast(Tensor& tensor, int root, const CallInfo& call) {
   Tensor t = tensor;
-  return issue(call.description, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+  return issue(call, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
     if (t.numel() == 0) return;
     GR_NCCL_CALL(*comm_, ncclBroadcast(t.data_ptr(), t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), root,
                                        comm_->get(), s));
@@ -201,7 +206,7 @@ WorkPtr ProcessGroupNCCL::do_broadcast(Tensor& tensor, int root, const CallInfo&
 WorkPtr ProcessGroupNCCL::do_reduce(Tensor& tensor, int root, ReduceOp op, const CallInfo& call) {
   const ncclRedOp_t red = nccl::to_nccl(op, tensor.scalar_type(), "reduce", rank_);
   Tensor t = tensor;
-  return issue(call.description, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+  return issue(call, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
     if (t.numel() == 0) return;
     GR_NCCL_CALL(*comm_, ncclReduce(t.data_ptr(), t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), red, root,
                                     comm_->get(), s));
@@ -211,7 +216,7 @@ WorkPtr ProcessGroupNCCL::do_reduce(Tensor& tensor, int root, ReduceOp op, const
 WorkPtr ProcessGroupNCCL::do_allgather(std::vector<Tensor>& outputs, const Tensor& input, const CallInfo& call) {
   std::vector<Tensor> outs = outputs;
   Tensor in = input;
-  return issue(call.description, device_of(in), outs, {in}, [&](cudaStream_t s, std::vector<Tensor>& keep) {
+  return issue(call, device_of(in), outs, {in}, [&](cudaStream_t s, std::vector<Tensor>& keep) {
     const size_t bytes = in.nbytes();
     if (bytes == 0) return;
     if (back_to_back(outs)) {  // e.g. views of one flat buffer: gather straight into it
@@ -234,7 +239,7 @@ WorkPtr ProcessGroupNCCL::do_reduce_scatter(Tensor& output, const std::vector<Te
   const ncclRedOp_t red = nccl::to_nccl(op, output.scalar_type(), "reduce_scatter", rank_);
   Tensor out = output;
   std::vector<Tensor> ins = inputs;
-  return issue(call.description, device_of(out), {out}, ins, [&](cudaStream_t s, std::vector<Tensor>& keep) {
+  return issue(call, device_of(out), {out}, ins, [&](cudaStream_t s, std::vector<Tensor>& keep) {
     const ncclDataType_t type = nccl::to_nccl(out.scalar_type());
     if (out.numel() == 0) return;
     if (back_to_back(ins)) {
@@ -254,7 +259,7 @@ WorkPtr ProcessGroupNCCL::do_reduce_scatter(Tensor& output, const std::vector<Te
 
 WorkPtr ProcessGroupNCCL::do_barrier(const CallInfo& call) {
   return issue(
-      call.description, -1, {}, {},
+      call, -1, {}, {},
       [&](cudaStream_t s, std::vector<Tensor>&) {
         GR_NCCL_CALL(*comm_, ncclAllReduce(barrier_buffer_.data_ptr(), barrier_buffer_.data_ptr(), 1, ncclFloat32,
                                            ncclSum, comm_->get(), s));
@@ -264,7 +269,7 @@ WorkPtr ProcessGroupNCCL::do_barrier(const CallInfo& call) {
 
 WorkPtr ProcessGroupNCCL::do_send(const Tensor& tensor, int dst, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return issue(call.description, device_of(t), {}, {t}, [&](cudaStream_t s, std::vector<Tensor>&) {
+  return issue(call, device_of(t), {}, {t}, [&](cudaStream_t s, std::vector<Tensor>&) {
     if (t.numel() == 0) return;
     GR_NCCL_CALL(*comm_, ncclSend(t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), dst, comm_->get(), s));
   });
@@ -272,7 +277,7 @@ WorkPtr ProcessGroupNCCL::do_send(const Tensor& tensor, int dst, int tag, const 
 
 WorkPtr ProcessGroupNCCL::do_recv(Tensor& tensor, int src, int tag, const CallInfo& call) {
   Tensor t = tensor;
-  return issue(call.description, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
+  return issue(call, device_of(t), {t}, {}, [&](cudaStream_t s, std::vector<Tensor>&) {
     if (t.numel() == 0) return;
     GR_NCCL_CALL(*comm_, ncclRecv(t.data_ptr(), count_of(t), nccl::to_nccl(t.scalar_type()), src, comm_->get(), s));
   });

@@ -82,7 +82,7 @@ class ProcessGroupNCCL : public ProcessGroup {
   // the end event, and hands the work to the watchdog. `outputs` become Work::result();
   // they, `keep_alive` (inputs) and what `body` adds to it (temporaries) live until the
   // collective completed on the GPU.
-  WorkPtr issue(const std::string& description, int device, std::vector<Tensor> outputs, std::vector<Tensor> keep_alive,
+  WorkPtr issue(const CallInfo& call, int device, std::vector<Tensor> outputs, std::vector<Tensor> keep_alive,
                 const Body& body, bool blocking_wait = false);
   void ensure_comm(int device);  // with mutex_ held
   // The device of a collective's tensors; -1 for none.

@@ -1,8 +1,7 @@
 // A libtorch program of the kind its users write: nested tensor literals, indexing with Slice,
 // the operators, custom autograd Functions and double backward. It is written in libtorch's
 // spelling; tests/port renames it mechanically to gradring and runs it (its data-set
-// argument is unused), and it compiles
-// unchanged against libtorch (where every check below holds too).
+// argument is unused), and it compiles unchanged against libtorch, where every check holds too.
 #include <torch/torch.h>
 
 #include <cmath>

@@ -13,6 +13,7 @@
 #include "autograd/graph_walk.h"
 #include "autograd/ops.h"
 #include "core/allocator.h"
+#include "core/cuda.h"
 #include "core/cuda_memory.h"
 #include "core/device.h"
 #include "core/dtype.h"

@@ -160,6 +160,16 @@ TEST_CASE("gradgradcheck catches a wrong second derivative that gradcheck cannot
                        doctest::Contains("no input requires grad"), gr::Error);
 }
 
+TEST_CASE("an output without history has a zero Jacobian that the numeric one must match") {
+  Tensor x = op_input({3}, 32);
+  // Piecewise constant: no history and a zero numeric Jacobian (away from the steps).
+  CHECK(autograd::gradcheck([](const TensorList& t) { return floor(t[0] * 3.0).detach(); }, {x}));
+  CHECK(autograd::gradgradcheck([](const TensorList& t) { return floor(t[0] * 3.0) + t[0]; }, {x}));
+  // A lost history on a function that does vary is a mismatch, not a pass.
+  CHECK_THROWS_WITH_AS(autograd::gradcheck([](const TensorList& t) { return (t[0] * 2.0).detach(); }, {x}),
+                       doctest::Contains("numerical 2, analytical 0"), gr::Error);
+}
+
 TEST_CASE("grad runs only the graph between its outputs and inputs") {
   Tensor x = tensor({1.0, 2.0}, f64_grad());
   Tensor h = x * x;  // saves x; must not run (or be freed) for grad(y, h)

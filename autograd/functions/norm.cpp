@@ -41,6 +41,10 @@ Tensor vector_norm_impl(const Tensor& x, double p, IntArrayRef dims, bool keepdi
                         const char* op) {
   GR_CHECK(x.defined(), op, ": undefined tensor argument");
   GR_CHECK(x.is_floating_point(), op, ": Expected a floating point or complex tensor as input. Got ", x.scalar_type());
+  // Checked before the conversion below, which would otherwise hide a bad dtype.
+  GR_CHECK(!dtype || is_floating_point(*dtype), op, ": dtype should be floating point or complex, but got ", *dtype);
+  GR_CHECK(!dtype || promote_types(x.scalar_type(), *dtype) == *dtype, op, ": the dtype of the input (",
+           x.scalar_type(), ") should be convertible without narrowing to the specified dtype (", *dtype, ")");
   Tensor in = dtype && *dtype != x.scalar_type() ? x.to(*dtype) : x;
   Tensor out = native::vector_norm(in, p, dims, keepdim, std::nullopt, op);
   if (autograd::needs_grad(in)) {

@@ -84,7 +84,8 @@ Registry& registry() {
 std::atomic<int> g_process_rank{-1};
 
 // SIGUSR1 asks for a dump; SIGTERM (mpirun stopping a job whose rank died, a scheduler
-// ending a stuck one) dumps and then terminates as it would have. A handler may not
+// ending a stuck one) and SIGPIPE (Gloo writing to a peer that died) dump and then
+// terminate as they would have. A handler may not
 // allocate or lock, so it writes the signal's number to a pipe that a thread of our own
 // reads, and that thread dumps.
 int g_signal_pipe[2] = {-1, -1};
@@ -103,13 +104,13 @@ void dump_on_signals() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     try {
-      dump_flight_recorder(sig == SIGTERM ? "signal SIGTERM" : "signal SIGUSR1");
+      dump_flight_recorder(sig == SIGTERM ? "signal SIGTERM" : sig == SIGPIPE ? "signal SIGPIPE" : "signal SIGUSR1");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gradring: flight recorder dump failed: %s\n", e.what());
     }
-    if (sig == SIGTERM) {
-      signal(SIGTERM, SIG_DFL);
-      kill(getpid(), SIGTERM);
+    if (sig == SIGTERM || sig == SIGPIPE) {
+      signal(sig, SIG_DFL);
+      kill(getpid(), sig);
     }
   }
 }
@@ -138,7 +139,8 @@ std::terminate_handler g_previous_terminate = nullptr;
 }
 
 // Installs the dump triggers once, when dumps have a directory: the terminate handler, and
-// the SIGUSR1 and SIGTERM handlers and their thread (each unless the program has its own).
+// the SIGUSR1, SIGTERM and SIGPIPE handlers and their thread (each unless the program has
+// its own).
 void install_dump_triggers() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -146,7 +148,7 @@ void install_dump_triggers() {
     g_previous_terminate = std::set_terminate(on_terminate);
     // Only signals the program has left alone (the default action) are taken.
     std::vector<int> signals;
-    for (int sig : {SIGUSR1, SIGTERM}) {
+    for (int sig : {SIGUSR1, SIGTERM, SIGPIPE}) {
       struct sigaction old {};
       if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) signals.push_back(sig);
     }

@@ -344,10 +344,13 @@ struct FlightRecorder::Snapshot {
   uint8_t state;
 };
 
-bool FlightRecorder::read(uint64_t id, Snapshot& o) const {
+// Copies slot `index` (the header calls it `id`) if it holds a whole entry: Note [Flight
+// recorder slots], the reader's side.
+bool FlightRecorder::read(uint64_t index, Snapshot& o) const {
   constexpr auto R = std::memory_order_relaxed;
-  const Slot& s = slots_[(id - 1) % capacity_];
-  if (s.id.load(std::memory_order_acquire) != id) return false;
+  const Slot& s = slots_[index];
+  const uint64_t id = s.id.load(std::memory_order_acquire);
+  if (id == 0 || id == kWriting) return false;
   o.id = id;
   o.sequence = s.sequence.load(R);
   o.bytes = s.bytes.load(R);
@@ -365,7 +368,7 @@ bool FlightRecorder::read(uint64_t id, Snapshot& o) const {
   o.tensors = s.tensors.load(R);
   o.frames_count = 0;
   if (frames_) {
-    const Frames& f = frames_[(id - 1) % capacity_];
+    const Frames& f = frames_[index];
     o.frames_count = std::min(f.count.load(R), kMaxFrames);
     for (int i = 0; i < o.frames_count; ++i) o.frames[i] = f.pc[i].load(R);
   }
@@ -383,11 +386,16 @@ std::string FlightRecorder::to_json(bool destroyed) const {
   group["capacity"] = capacity_;
   if (destroyed) group["destroyed"] = true;
   std::vector<nlohmann::json> entries;
-  const uint64_t end = next_id_.load(std::memory_order_acquire);  // ids below `end` were claimed
-  const uint64_t begin = end > capacity_ ? end - capacity_ : 0;
-  for (uint64_t claimed = begin; claimed < end; ++claimed) {
+  // Every slot's entry, oldest first. A slot rewritten while it was read is left out; one
+  // rewritten before it was read shows its newer entry.
+  std::vector<Snapshot> taken;
+  taken.reserve(capacity_);
+  for (uint64_t i = 0; i < capacity_; ++i) {
     Snapshot e;
-    if (!read(claimed + 1, e)) continue;  // being written, or reused
+    if (read(i, e)) taken.push_back(e);
+  }
+  std::sort(taken.begin(), taken.end(), [](const Snapshot& a, const Snapshot& b) { return a.id < b.id; });
+  for (const Snapshot& e : taken) {
     const auto type = static_cast<OpType>(e.op);
     const bool p2p = type == OpType::Send || type == OpType::Recv;
     nlohmann::json j = {{"id", e.id}, {"op", op_type_name(type)}};

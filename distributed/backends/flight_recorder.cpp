@@ -84,7 +84,8 @@ Registry& registry() {
 std::atomic<int> g_process_rank{-1};
 
 // SIGUSR1 asks for a dump; SIGTERM (mpirun stopping a job whose rank died, a scheduler
-// ending a stuck one) dumps and then terminates as it would have. A handler may not
+// ending a stuck one) and SIGPIPE (Gloo writing to a peer that died) dump and then
+// terminate as they would have. A handler may not
 // allocate or lock, so it writes the signal's number to a pipe that a thread of our own
 // reads, and that thread dumps.
 int g_signal_pipe[2] = {-1, -1};
@@ -103,13 +104,13 @@ void dump_on_signals() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     try {
-      dump_flight_recorder(sig == SIGTERM ? "signal SIGTERM" : "signal SIGUSR1");
+      dump_flight_recorder(sig == SIGTERM ? "signal SIGTERM" : sig == SIGPIPE ? "signal SIGPIPE" : "signal SIGUSR1");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gradring: flight recorder dump failed: %s\n", e.what());
     }
-    if (sig == SIGTERM) {
-      signal(SIGTERM, SIG_DFL);
-      kill(getpid(), SIGTERM);
+    if (sig == SIGTERM || sig == SIGPIPE) {
+      signal(sig, SIG_DFL);
+      kill(getpid(), sig);
     }
   }
 }
@@ -138,7 +139,8 @@ std::terminate_handler g_previous_terminate = nullptr;
 }
 
 // Installs the dump triggers once, when dumps have a directory: the terminate handler, and
-// the SIGUSR1 and SIGTERM handlers and their thread (each unless the program has its own).
+// the SIGUSR1, SIGTERM and SIGPIPE handlers and their thread (each unless the program has
+// its own).
 void install_dump_triggers() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -146,7 +148,7 @@ void install_dump_triggers() {
     g_previous_terminate = std::set_terminate(on_terminate);
     // Only signals the program has left alone (the default action) are taken.
     std::vector<int> signals;
-    for (int sig : {SIGUSR1, SIGTERM}) {
+    for (int sig : {SIGUSR1, SIGTERM, SIGPIPE}) {
       struct sigaction old {};
       if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) signals.push_back(sig);
     }
@@ -342,10 +344,13 @@ struct FlightRecorder::Snapshot {
   uint8_t state;
 };
 
-bool FlightRecorder::read(uint64_t id, Snapshot& o) const {
+// Copies slot `index` (the header calls it `id`) if it holds a whole entry: Note [Flight
+// recorder slots], the reader's side.
+bool FlightRecorder::read(uint64_t index, Snapshot& o) const {
   constexpr auto R = std::memory_order_relaxed;
-  const Slot& s = slots_[(id - 1) % capacity_];
-  if (s.id.load(std::memory_order_acquire) != id) return false;
+  const Slot& s = slots_[index];
+  const uint64_t id = s.id.load(std::memory_order_acquire);
+  if (id == 0 || id == kWriting) return false;
   o.id = id;
   o.sequence = s.sequence.load(R);
   o.bytes = s.bytes.load(R);
@@ -363,7 +368,7 @@ bool FlightRecorder::read(uint64_t id, Snapshot& o) const {
   o.tensors = s.tensors.load(R);
   o.frames_count = 0;
   if (frames_) {
-    const Frames& f = frames_[(id - 1) % capacity_];
+    const Frames& f = frames_[index];
     o.frames_count = std::min(f.count.load(R), kMaxFrames);
     for (int i = 0; i < o.frames_count; ++i) o.frames[i] = f.pc[i].load(R);
   }
@@ -381,11 +386,16 @@ std::string FlightRecorder::to_json(bool destroyed) const {
   group["capacity"] = capacity_;
   if (destroyed) group["destroyed"] = true;
   std::vector<nlohmann::json> entries;
-  const uint64_t end = next_id_.load(std::memory_order_acquire);  // ids below `end` were claimed
-  const uint64_t begin = end > capacity_ ? end - capacity_ : 0;
-  for (uint64_t claimed = begin; claimed < end; ++claimed) {
+  // Every slot's entry, oldest first. A slot rewritten while it was read is left out; one
+  // rewritten before it was read shows its newer entry.
+  std::vector<Snapshot> taken;
+  taken.reserve(capacity_);
+  for (uint64_t i = 0; i < capacity_; ++i) {
     Snapshot e;
-    if (!read(claimed + 1, e)) continue;  // being written, or reused
+    if (read(i, e)) taken.push_back(e);
+  }
+  std::sort(taken.begin(), taken.end(), [](const Snapshot& a, const Snapshot& b) { return a.id < b.id; });
+  for (const Snapshot& e : taken) {
     const auto type = static_cast<OpType>(e.op);
     const bool p2p = type == OpType::Send || type == OpType::Recv;
     nlohmann::json j = {{"id", e.id}, {"op", op_type_name(type)}};

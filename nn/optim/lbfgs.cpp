@@ -14,7 +14,6 @@ namespace gr::optim {
 
 namespace {
 
-double dot(const Tensor& a, const Tensor& b) { return (a * b).sum().item<double>(); }
 double abs_max(const Tensor& a) { return a.abs().max().item<double>(); }
 
 }  // namespace
@@ -108,7 +107,7 @@ Tensor LBFGS::step(LossClosure closure) {
     } else {
       Tensor y = flat_grad - prev_flat_grad;
       Tensor s = d * t;
-      const double ys = dot(y, s);
+      const double ys = gr::dot(y, s).item<double>();
       if (ys > 1e-10) {
         if (old_dirs.size() == history_size) {
           old_dirs.erase(old_dirs.begin());
@@ -118,26 +117,26 @@ Tensor LBFGS::step(LossClosure closure) {
         old_dirs.push_back(y);
         old_stps.push_back(s);
         ro.push_back(1.0 / ys);
-        H_diag = ys / dot(y, y);
+        H_diag = ys / gr::dot(y, y).item<double>();
       }
       // Two-loop recursion: d = -H g.
       const size_t num_old = old_dirs.size();
       std::vector<double> al(num_old);
       Tensor q = -flat_grad;
       for (size_t k = num_old; k-- > 0;) {
-        al[k] = dot(old_stps[k], q) * ro[k];
+        al[k] = gr::dot(old_stps[k], q).item<double>() * ro[k];
         q.add_(old_dirs[k], -al[k]);
       }
       d = q * H_diag;
       for (size_t k = 0; k < num_old; ++k) {
-        const double be_i = dot(old_dirs[k], d) * ro[k];
+        const double be_i = gr::dot(old_dirs[k], d).item<double>() * ro[k];
         d.add_(old_stps[k], al[k] - be_i);
       }
     }
     prev_flat_grad = flat_grad.clone();
     prev_loss = loss;
     t = n_iter_total == 1 ? std::min(1.0, 1.0 / flat_grad.abs().sum().item<double>()) * lr : lr;
-    const double gtd = dot(flat_grad, d);
+    const double gtd = gr::dot(flat_grad, d).item<double>();
     if (gtd > -tolerance_change) break;
 
     int64_t ls_func_evals = 0;

@@ -10,7 +10,6 @@ namespace gr::optim {
 
 namespace {
 
-double dot(const Tensor& a, const Tensor& b) { return (a * b).sum().item<double>(); }
 
 // Minimum of the cubic through (x1, f1, g1) and (x2, f2, g2), clamped to the bounds
 // (default: the interval between x1 and x2).
@@ -36,7 +35,7 @@ LineSearchResult strong_wolfe(const std::function<std::pair<double, Tensor>(doub
   const double d_norm = d.abs().max().item<double>();
   auto [f_new, g_new] = evaluate(t);
   int64_t evals = 1;
-  double gtd_new = dot(g_new, d);
+  double gtd_new = gr::dot(g_new, d).item<double>();
   double t_prev = 0, f_prev = f, gtd_prev = gtd;
   Tensor g_prev = g;
   bool done = false;
@@ -67,7 +66,7 @@ LineSearchResult strong_wolfe(const std::function<std::pair<double, Tensor>(doub
     gtd_prev = gtd_new;
     std::tie(f_new, g_new) = evaluate(t);
     ++evals;
-    gtd_new = dot(g_new, d);
+    gtd_new = gr::dot(g_new, d).item<double>();
     ++ls_iter;
   }
   if (ls_iter == max_ls) bt = {0, t}, bf = {f, f_new}, bg = {g, g_new}, bgtd = {gtd, gtd_new};
@@ -91,7 +90,7 @@ LineSearchResult strong_wolfe(const std::function<std::pair<double, Tensor>(doub
     }
     std::tie(f_new, g_new) = evaluate(t);
     ++evals;
-    gtd_new = dot(g_new, d);
+    gtd_new = gr::dot(g_new, d).item<double>();
     ++ls_iter;
     if (f_new > f + c1 * t * gtd || f_new >= bf[low]) {
       bt[high] = t, bf[high] = f_new, bg[high] = g_new, bgtd[high] = gtd_new;

@@ -10,7 +10,6 @@ namespace gr::optim {
 
 namespace {
 
-
 // Minimum of the cubic through (x1, f1, g1) and (x2, f2, g2), clamped to the bounds
 // (default: the interval between x1 and x2).
 double cubic_interpolate(double x1, double f1, double g1, double x2, double f2, double g2, double lo, double hi) {

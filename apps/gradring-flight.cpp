@@ -64,7 +64,8 @@ std::string signature_of(const json& e) {
 // the dynamic symbol table): then addr2line, when installed, names it (and its line, with
 // debug information).
 std::string resolve_frame(const std::string& frame) {
-  const size_t open = frame.rfind('('), plus = frame.rfind("+0x");
+  // The first '(' ends FILE: FUNCTION may hold parentheses of its own (a demangled name).
+  const size_t open = frame.find('('), plus = frame.rfind("+0x");
   if (open == std::string::npos || plus == std::string::npos || plus < open) return frame;
   const std::string file = frame.substr(0, open), function = frame.substr(open + 1, plus - open - 1);
   if (!function.empty()) return function;
@@ -194,6 +195,9 @@ void analyze_group(const Group& g, const std::set<int>& no_dump, Analysis& a, js
     a.lines.push_back(text);
     out["first_difference"] = diff;
     if (!culprit.is_null()) break;
+    // A rank without a dump died: ranks that merely never issued a later call were stuck
+    // waiting for it, so they are not the culprit (the no-dump finding below is).
+    if (!missing.empty() && by_call.size() == 1) break;
     // Who is odd one out: a minority; in a tie, whoever breaks the pattern of the calls before.
     std::vector<int> odd;
     std::string expected, kind;

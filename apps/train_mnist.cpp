@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <gradring/gradring.h>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "common/cli.h"
 #include "common/device.h"
+#include "common/job.h"
 #include "common/progress.h"
 #include "common/reference_cnn.h"
 #include "data/dataloader.h"
@@ -53,16 +53,9 @@ struct Options {
 
 constexpr double kMean = 0.2860, kStd = 0.3530;  // Fashion-MNIST training-set pixel statistics
 
-// Where this process sits: one process (group null), or rank `rank` of `world` ranks.
-struct Job {
-  distributed::ProcessGroupPtr group;
-  int rank = 0;
-  int world = 1;
-  Device device;          // where the model and the batches live
-  Device collective_device;  // where the group's collectives take tensors (CUDA for NCCL)
-  bool distributed() const { return group != nullptr; }
-  bool leader() const { return rank == 0; }
-};
+using apps::Job;
+using apps::env_int;
+using apps::reduce;
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const Options& o, std::vector<Tensor> params) {
   if (o.optimizer == "sgd") return std::make_unique<optim::SGD>(params, optim::SGDOptions(o.lr < 0 ? 0.01 : o.lr).momentum(0.9));
@@ -76,33 +69,6 @@ std::shared_ptr<data::TensorDataset> load_split(const std::string& root, data::M
   NoGradGuard no_grad;
   Tensor images = (raw.images() - kMean) / kStd;
   return std::make_shared<data::TensorDataset>(images, raw.targets());
-}
-
-int env_int(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::atoi(v) : 0;
-}
-
-// --threads, else OMP_NUM_THREADS (gradring-run sets 1 when several ranks share a node),
-// else the cores divided among the ranks of this node.
-int resolve_threads(const Options& o, bool distributed) {
-  if (o.threads > 0) return o.threads;
-  if (int omp = env_int("OMP_NUM_THREADS"); omp > 0) return omp;
-  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (!distributed) return cores;
-  int local = std::max({1, env_int("LOCAL_WORLD_SIZE"), env_int("OMPI_COMM_WORLD_LOCAL_SIZE")});
-  return std::max(1, cores / local);
-}
-
-// Element-wise reduction of a few numbers over the ranks (unchanged on one process).
-std::vector<double> reduce(const Job& job, std::vector<double> values,
-                           distributed::ReduceOp op = distributed::ReduceOp::Sum) {
-  if (!job.distributed()) return values;
-  Tensor t = tensor(values, kFloat64).to(job.collective_device);
-  job.group->allreduce(t, op)->wait();
-  t = t.to(Device(kCPU));
-  const double* p = t.data_ptr<double>();
-  return std::vector<double>(p, p + values.size());
 }
 
 // Test accuracy over the whole test set: each rank classifies its unpadded shard (every
@@ -129,7 +95,7 @@ double evaluate(const Job& job, nn::Module& net, Forward&& forward, std::shared_
 }
 
 int run(const Options& o, Job& job) {
-  set_num_threads(resolve_threads(o, job.distributed()));
+  set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
   manual_seed(o.seed);
   auto train = load_split(o.data, data::Mode::kTrain);
   auto test = load_split(o.data, data::Mode::kTest);
@@ -376,9 +342,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", o.json, "print one JSON object (epochs, steps, train_loss, test_accuracy, images_per_sec, world_size) as the last line");
   CLI11_PARSE(app, argc, argv);
 
-  // Distributed when a launcher set WORLD_SIZE (gradring-run, torchrun) or a backend was named
-  // (mpirun sets no WORLD_SIZE).
-  const bool distributed = std::getenv("WORLD_SIZE") != nullptr || !o.backend.empty();
+  const bool distributed = apps::launched_distributed(o.backend);
   if (o.sync_bn && !distributed) {
     std::fprintf(stderr,
                  "train_mnist: --sync-bn needs a distributed run: start it with "
@@ -387,26 +351,12 @@ int main(int argc, char** argv) {
   }
   Job job;
   try {
-    job.device = apps::pick_device(o.device, "train_mnist", env_int("LOCAL_RANK"),
-                                   std::max(1, env_int("LOCAL_WORLD_SIZE")));
-    if (job.device.is_cuda()) cuda::set_device(job.device.index);  // before any CUDA work of this rank
-    std::string backend = o.backend;
-    if (backend.empty()) backend = job.device.is_cuda() ? "nccl" : "gloo";
-    GR_CHECK(backend != "nccl" || job.device.is_cuda(), "--backend nccl needs --device cuda (NCCL reduces CUDA tensors)");
-    job.collective_device = backend == "nccl" ? job.device : Device(kCPU);
-    if (distributed) {
-      job.group = distributed::init_process_group(backend);
-      job.rank = job.group->rank();
-      job.world = job.group->size();
-    }
+    job = apps::start_job(o.device, o.backend, "train_mnist");
     int rc = run(o, job);
-    if (distributed) distributed::destroy_process_group();
+    if (job.distributed()) distributed::destroy_process_group();
     return rc;
   } catch (const gr::Error& e) {
-    if (distributed)
-      std::fprintf(stderr, "train_mnist: rank %d: %s\n", job.rank, e.message().c_str());
-    else
-      std::fprintf(stderr, "train_mnist: %s\n", e.message().c_str());
+    apps::report_error("train_mnist", job, e);
     return 1;
   }
 }

@@ -34,18 +34,25 @@ std::vector<uint16_t> read_tokens(const std::string& path, TokenFormat format) {
 
 }  // namespace
 
+std::vector<uint16_t> TokenDataset::read_file(const std::string& path, TokenFormat format) {
+  return read_tokens(path, format);
+}
+
 TokenDataset::TokenDataset(const std::string& path, TokenDatasetOptions options)
-    : path_(path), options_(options) {
+    : TokenDataset(read_tokens(path, options.format()), options, path) {}
+
+TokenDataset::TokenDataset(std::vector<uint16_t> tokens, TokenDatasetOptions options, std::string name)
+    : path_(std::move(name)), options_(options) {
   const int64_t L = options.window(), R = options.num_replicas();
   GR_CHECK(L >= 1, "TokenDataset: window must be >= 1, got ", L);
   GR_CHECK(R >= 1, "TokenDataset: num_replicas must be >= 1, got ", R);
   GR_CHECK(options.rank() >= 0 && options.rank() < R, "TokenDataset: rank ", options.rank(),
            " out of range for num_replicas ", R);
-  tokens_ = std::make_shared<const std::vector<uint16_t>>(read_tokens(path, options.format()));
+  tokens_ = std::make_shared<const std::vector<uint16_t>>(std::move(tokens));
   const int64_t n = num_tokens();
-  GR_CHECK(n >= L + 1, "TokenDataset: '", path, "' holds ", n, " tokens but a window of ", L, " needs at least ",
+  GR_CHECK(n >= L + 1, "TokenDataset: '", path_, "' holds ", n, " tokens but a window of ", L, " needs at least ",
            L + 1, " (the input and the target shifted by one)");
-  GR_CHECK((n - 1) / L >= R, "TokenDataset: '", path, "' holds ", (n - 1) / L, " windows of ", L,
+  GR_CHECK((n - 1) / L >= R, "TokenDataset: '", path_, "' holds ", (n - 1) / L, " windows of ", L,
            " tokens, fewer than the ", R, " replicas");
   set_epoch(0);
 }

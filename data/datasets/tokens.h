@@ -37,6 +37,11 @@ class TokenDataset : public Dataset<TokenDataset> {
   // Reads the whole file; a missing file, an odd byte count for uint16, or fewer than
   // window + 1 tokens throw gr::Error naming the file.
   TokenDataset(const std::string& path, TokenDatasetOptions options);
+  // The same over tokens already in memory (a split of a corpus, say); `name` stands for the
+  // file in error messages.
+  TokenDataset(std::vector<uint16_t> tokens, TokenDatasetOptions options, std::string name = "<tokens in memory>");
+  // A file's tokens as they are read (the checks of the constructor above, bar the window).
+  static std::vector<uint16_t> read_file(const std::string& path, TokenFormat format);
 
   // Window `index` of this rank in the current epoch: input int64 [L], target int64 [L]
   // (input shifted by one token).

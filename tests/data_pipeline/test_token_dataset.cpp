@@ -141,3 +141,20 @@ TEST_CASE("TokenDataset errors name the file and the problem") {
   CHECK(exact.size() == std::optional<size_t>(1));
   CHECK(exact.start(0) == 0);
 }
+
+TEST_CASE("TokenDataset over tokens in memory equals the one over the same file") {
+  test::TempDir dir;
+  const std::string path = write_uint16(dir, 500);
+  ds::TokenDatasetOptions o = ds::TokenDatasetOptions(10).seed(3).num_replicas(2).rank(1);
+  ds::TokenDataset from_file(path, o);
+  ds::TokenDataset in_memory(ds::TokenDataset::read_file(path, ds::TokenFormat::kUInt16), o, "split");
+  for (int64_t epoch : {0, 1}) {
+    from_file.set_epoch(epoch);
+    in_memory.set_epoch(epoch);
+    CHECK(starts(from_file) == starts(in_memory));
+    CHECK(values(from_file.get(3).data) == values(in_memory.get(3).data));
+  }
+  CHECK(error_of([] { ds::TokenDataset(std::vector<uint16_t>(5), 8, "val split"); }) ==
+        "TokenDataset: 'val split' holds 5 tokens but a window of 8 needs at least 9 (the input and the target "
+        "shifted by one)");
+}

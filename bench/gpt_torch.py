@@ -147,7 +147,7 @@ class GPT(nn.Module):
         logits = self.ln_f(x) @ self.wte.weight.t()  # the LM head is the token embedding
         if targets is None:
             return logits, None
-        return logits, F.cross_entropy(logits.view(-1, VOCAB).float(), targets.reshape(-1))
+        return logits, F.cross_entropy(logits.view(-1, VOCAB), targets.reshape(-1))
 
     def num_params(self):
         return sum(p.numel() for p in self.parameters())

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -195,6 +196,9 @@ int run(const Options& o, Job& job) {
   std::FILE* curve = !o.curve.empty() && job.leader() ? std::fopen(o.curve.c_str(), step > 0 ? "a" : "w") : nullptr;
   GR_CHECK(o.curve.empty() || !job.leader() || curve != nullptr, "cannot write --curve ", o.curve);
 
+  // Test hook (tests/apps/test_train_gpt.sh): GRADRING_TEST_KILL_AT_STEP=N SIGKILLs this
+  // process right after step N and its snapshot.
+  const int64_t kill_at = apps::env_int("GRADRING_TEST_KILL_AT_STEP");
   apps::ProgressBar bar("train", o.steps, std::chrono::seconds(o.json ? 0 : 5));
   const int64_t tokens_per_step = B * T * o.grad_accum * job.world;
   double timed_seconds = 0, train_loss = NAN, val_loss = NAN;
@@ -239,6 +243,7 @@ int run(const Options& o, Job& job) {
       save_snapshot_now();
       step = done;
     }
+    if (kill_at == step + 1) std::raise(SIGKILL);
     if (!job.leader()) continue;
     const double tps = timed_seconds > 0 ? static_cast<double>(timed_tokens) / timed_seconds : 0;
     if (report && !o.json) {

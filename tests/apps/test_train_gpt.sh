@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# train_gpt end to end on a small corpus in float64 with dropout 0:
+#   - DDP on 2 and 4 ranks (Gloo, and shm on 2) equals one process on the concatenated batch,
+#     to 1e-12 (rank r's windows are rows r, r + R, ... of the one process's batch);
+#   - --grad-accum 4 equals one step on a 4x batch, to 1e-12;
+#   - killed after a snapshot and started again, it ends bitwise where an uninterrupted run ends;
+#   - --json carries the figures; --generate samples from the saved weights; bad input fails clearly.
+# Usage: test_train_gpt.sh <gradring-run> <train_gpt>
+set -euo pipefail
+run=$1
+app=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "train_gpt: FAILED: $*"; echo "--- output:"; cat "$tmp/out.log"; exit 1; }
+unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT GRADRING_RESTART_COUNT OMP_NUM_THREADS
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+
+# About 60 KB of text from a small vocabulary: deterministic, and quick to learn a little.
+"$py" -c '
+import random
+r = random.Random(0)
+words = "to be or not that is the question whether tis nobler in the mind to suffer slings and arrows".split()
+print(" ".join(r.choice(words) for _ in range(14000)))' > "$tmp/corpus.txt"
+
+# Largest absolute difference between the tensors of two safetensors files of the same names.
+maxdiff() {
+  "$py" - "$1" "$2" <<'PY'
+import json, struct, sys
+def read(path):
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n]); header.pop("__metadata__", None)
+    out = {}
+    for name, e in header.items():
+        assert e["dtype"] == "F64", (name, e["dtype"])
+        b, end = e["data_offsets"]
+        out[name] = struct.unpack("<%dd" % ((end - b) // 8), data[8 + n + b:8 + n + end])
+    return out
+a, b = read(sys.argv[1]), read(sys.argv[2])
+assert sorted(a) == sorted(b), "different tensors"
+print(max(abs(x - y) for k in a for x, y in zip(a[k], b[k])))
+PY
+}
+close() {  # close A B WHAT: the weights agree to 1e-12
+  local d
+  d=$(maxdiff "$1" "$2") || fail "$3: cannot compare the weights"
+  "$py" -c "import sys; sys.exit(0 if $d <= 1e-12 else 1)" || fail "$3: weights differ by $d (more than 1e-12)"
+  echo "train_gpt: $3: max difference $d"
+}
+
+common=(--data "$tmp/corpus.txt" --dtype float64 --layers 2 --heads 2 --embd 32 --block 16 --steps 3 --warmup 1
+        --eval-every 0 --eval-windows 8 --sample 0 --seed 5)
+one() { timeout 300 "$app" "${common[@]}" --threads 1 "$@" > "$tmp/out.log" 2>&1 || fail "train_gpt $*: exit code $?"; }
+ranks() {  # ranks N [options]: N ranks under gradring-run
+  local n=$1; shift
+  timeout 300 "$run" --nproc-per-node "$n" --standalone "$app" "${common[@]}" "$@" > "$tmp/out.log" 2>&1 ||
+    fail "gradring-run --nproc-per-node $n train_gpt $*: exit code $?"
+}
+
+one --batch-size 8 --save "$tmp/one.st" --json
+tail -1 "$tmp/out.log" | "$py" -c '
+import json, sys
+j = json.loads(sys.stdin.read())
+for k in ("tokens_per_sec", "train_loss", "val_loss", "steps", "world_size", "mfu", "peak_rss_mb"):
+    assert k in j, k
+assert j["steps"] == 3 and j["world_size"] == 1 and j["tokens_per_sec"] > 0' || fail "--json lacks a field"
+ranks 2 --batch-size 4 --save "$tmp/two.st"
+close "$tmp/one.st" "$tmp/two.st" "2 ranks (gloo) vs one process"
+ranks 2 --batch-size 4 --backend shm --save "$tmp/two_shm.st"
+close "$tmp/one.st" "$tmp/two_shm.st" "2 ranks (shm) vs one process"
+ranks 4 --batch-size 2 --save "$tmp/four.st"
+close "$tmp/one.st" "$tmp/four.st" "4 ranks (gloo) vs one process"
+one --batch-size 2 --grad-accum 4 --save "$tmp/accum.st"
+close "$tmp/one.st" "$tmp/accum.st" "--grad-accum 4 vs a 4x batch"
+ranks 2 --batch-size 2 --grad-accum 2 --save "$tmp/two_accum.st"
+close "$tmp/one.st" "$tmp/two_accum.st" "2 ranks with --grad-accum 2 (no_sync) vs one process"
+
+# Resume: 5 steps straight, against a run SIGKILLed after step 3 (snapshots every step) and
+# started again: it resumes at step 3. Dropout on: the generator's state is in the snapshot.
+resume=(--batch-size 4 --steps 5 --dropout 0.1)
+one "${resume[@]}" --save "$tmp/straight.st"
+set +e
+GRADRING_TEST_KILL_AT_STEP=3 timeout 300 "$app" "${common[@]}" --threads 1 "${resume[@]}" --snapshot "$tmp/snap" \
+  --save-every 1 > "$tmp/out.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 137 ] || fail "the run to be killed ended with exit code $rc, not 137 (SIGKILL)"
+one "${resume[@]}" --snapshot "$tmp/snap" --save "$tmp/resumed.st"
+grep -q "resuming from $tmp/snap at step 3" "$tmp/out.log" || fail "the second start did not resume at step 3"
+cmp "$tmp/straight.st" "$tmp/resumed.st" || fail "the resumed run's weights differ from the uninterrupted run's"
+
+# Sampling from the saved weights, and clear errors.
+one --generate --load "$tmp/one.st" --sample 40 --prompt "to be"
+[ "$(head -c 5 "$tmp/out.log")" = "to be" ] || fail "--generate does not continue the prompt"
+if "$app" --data "$tmp/absent.txt" --steps 1 > "$tmp/out.log" 2>&1; then fail "a missing corpus was accepted"; fi
+grep -q "no corpus at '$tmp/absent.txt'" "$tmp/out.log" || fail "the missing-corpus error does not name the file"
+if "$app" --model huge > "$tmp/out.log" 2>&1; then fail "--model huge was accepted"; fi
+if "$app" --generate > "$tmp/out.log" 2>&1; then fail "--generate without --load was accepted"; fi
+grep -q "needs --load" "$tmp/out.log" || fail "--generate without --load: unclear error"
+if "$app" "${common[@]}" --embd 30 --heads 4 > "$tmp/out.log" 2>&1; then fail "a width not divisible by the heads was accepted"; fi
+grep -q "must be a multiple of the heads" "$tmp/out.log" || fail "width/heads: unclear error"
+echo "train_gpt: PASSED"

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "autograd/ops.h"
+#include "nn/functional/loss.h"
 #include "nn/modules/pooling.h"
 #include "nn/options.h"
 
@@ -60,25 +61,5 @@ inline Tensor dropout(const Tensor& x, const DropoutFuncOptions& o = {}) { retur
 
 inline Tensor log_softmax(const Tensor& x, int64_t dim) { return gr::log_softmax(x, dim); }
 inline Tensor softmax(const Tensor& x, int64_t dim) { return gr::softmax(x, dim); }
-
-struct NLLLossFuncOptions {
-  GR_ARG(Tensor, weight);
-  GR_ARG(int64_t, ignore_index) = -100;
-  GR_ARG(Reduction, reduction) = Reduction::Mean;
-};
-inline Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& o = {}) {
-  return gr::nll_loss(input, target, o.weight(), o.reduction(), o.ignore_index());
-}
-using CrossEntropyFuncOptions = NLLLossFuncOptions;
-inline Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& o = {}) {
-  return gr::cross_entropy(input, target, o.weight(), o.reduction(), o.ignore_index());
-}
-
-struct MSELossFuncOptions {
-  GR_ARG(Reduction, reduction) = Reduction::Mean;
-};
-inline Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& o = {}) {
-  return gr::mse_loss(input, target, o.reduction());
-}
 
 }  // namespace gr::nn::functional

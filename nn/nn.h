@@ -9,6 +9,7 @@
 #include "nn/modules/batchnorm.h"
 #include "nn/modules/conv.h"
 #include "nn/modules/linear.h"
+#include "nn/modules/loss.h"
 #include "nn/modules/pooling.h"
 #include "nn/modules/sequential.h"
 #include "nn/serialize.h"

@@ -117,11 +117,12 @@ class Optimizer {
   std::vector<Tensor> parameters() const;
 
   // "state.<i>.<name>" per parameter i (counted over all groups, in order) and
-  // "param_groups.<g>.<option>" as 0-d float64 tensors.
-  OrderedDict<Tensor> state_dict() const;
+  // "param_groups.<g>.<option>" as 0-d float64 tensors. Virtual for wrappers that keep the
+  // state elsewhere (distributed::ZeroRedundancyOptimizer).
+  virtual OrderedDict<Tensor> state_dict() const;
   // Restores state saved by an optimizer of the same kind over the same parameter shapes;
   // mismatches (count, shape, dtype, unknown keys) throw and change nothing.
-  void load_state_dict(const OrderedDict<Tensor>& state);
+  virtual void load_state_dict(const OrderedDict<Tensor>& state);
 
   // The state tensors of parameter `p` (created empty on first use).
   OrderedDict<Tensor>& state(const Tensor& p);

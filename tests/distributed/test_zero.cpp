@@ -1,0 +1,291 @@
+// ZeroRedundancyOptimizer (ZeRO-1) on 1, 2 and 4 spawned ranks (gloo and shm) against plain
+// DDP with the full optimizer: parameters bitwise equal after K steps (SGD with momentum,
+// Adam, AdamW, float64, uneven parameter sizes, several all-gather buckets), the consolidated
+// state equal to the full optimizer's, optimizer state per rank <= 1/N + 10%, sharded
+// snapshots resuming bit-exact, and a shard refused on another world size (a consolidated
+// state re-sharded instead).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include "distributed/backends/init.h"
+#include "distributed/ddp/ddp.h"
+#include "distributed/ddp/zero_redundancy_optimizer.h"
+#include "distributed/launch/launcher.h"
+#include "nn/snapshot.h"
+#include "test_util.h"
+
+using namespace gr;
+using namespace gr::distributed;
+using gr::nn::parallel::DistributedDataParallel;
+using gr::nn::parallel::DistributedDataParallelOptions;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Uneven parameter sizes: 960, 160, 1120, 56, 168 and 24 bytes in float64.
+struct UnevenImpl : nn::Module {
+  UnevenImpl()
+      : fc1(register_module("fc1", nn::Linear(6, 20))),
+        fc2(register_module("fc2", nn::Linear(20, 7))),
+        fc3(register_module("fc3", nn::Linear(7, 3))) {}
+  Tensor forward(const Tensor& x) { return fc3(tanh(fc2(relu(fc1(x))))); }
+  nn::Linear fc1, fc2, fc3;
+};
+GR_MODULE(Uneven);
+
+// Many layers of similar sizes, so that a balanced partition exists (the memory bound).
+struct DeepImpl : nn::Module {
+  DeepImpl() {
+    const int64_t widths[] = {6, 24, 20, 16, 24, 20, 16, 24, 20, 3};
+    for (int i = 0; i + 1 < 10; ++i)
+      layers.push_back(register_module("fc" + std::to_string(i), nn::Linear(widths[i], widths[i + 1])));
+  }
+  Tensor forward(Tensor x) {
+    for (size_t i = 0; i < layers.size(); ++i) x = i + 1 < layers.size() ? tanh(layers[i](x)) : layers[i](x);
+    return x;
+  }
+  std::vector<nn::Linear> layers;
+};
+GR_MODULE(Deep);
+
+enum class Kind { SGD, Adam, AdamW };
+const char* kind_name(Kind k) { return k == Kind::SGD ? "SGD(momentum)" : k == Kind::Adam ? "Adam" : "AdamW"; }
+
+OptimizerFactory factory_of(Kind k) {
+  switch (k) {
+    case Kind::SGD: return optimizer_class<optim::SGD>(optim::SGDOptions(0.05).momentum(0.9).weight_decay(1e-3));
+    case Kind::Adam: return optimizer_class<optim::Adam>(optim::AdamOptions(1e-2).weight_decay(1e-3));
+    case Kind::AdamW: return optimizer_class<optim::AdamW>(optim::AdamWOptions(1e-2));
+  }
+  return nullptr;
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) { return (a.to(kFloat64) - b.to(kFloat64)).abs().max().item<double>(); }
+
+void require_same(nn::Module& got, nn::Module& want, double tol, const std::string& what) {
+  auto g = got.named_parameters(), w = want.named_parameters();
+  for (const auto& [name, p] : w) {
+    const double d = max_abs_diff(*g.find(name), p);
+    GR_CHECK(d <= tol, what, ": parameter ", name, " differs by ", d, " (tolerance ", tol, ")");
+  }
+}
+
+struct Data {
+  std::vector<Tensor> x, y;
+};
+Data make_data(int steps, int64_t global, uint64_t seed = 7) {
+  Generator g(seed);
+  Data d;
+  for (int s = 0; s < steps; ++s) {
+    d.x.push_back(randn({global, 6}, TensorOptions(kFloat64), &g));
+    d.y.push_back(randn({global, 3}, TensorOptions(kFloat64), &g));
+  }
+  return d;
+}
+
+// One training step of a DDP model on this rank's slice of global batch s.
+template <class D>
+void train_step(D& ddp, optim::Optimizer& opt, const Data& data, int s, int rank, int world) {
+  const int64_t per = data.x[s].size(0) / world;
+  opt.zero_grad();
+  mse_loss(ddp(data.x[s].narrow(0, rank * per, per)), data.y[s].narrow(0, rank * per, per)).backward();
+  opt.step();
+}
+
+int64_t state_bytes_of(const optim::Optimizer& opt) {
+  int64_t bytes = 0;
+  for (const auto& [key, t] : opt.state_dict())
+    if (key.rfind("state.", 0) == 0) bytes += static_cast<int64_t>(t.nbytes());
+  return bytes;
+}
+
+// DDP + the full optimizer against DDP + ZeRO over the same start and data: bitwise equal
+// parameters after `steps`, consolidated state equal to the full optimizer's on rank 0.
+template <class M>
+void check_zero_equals_ddp(int rank, int world, Kind kind, double bucket_cap_mb, bool check_memory) {
+  const int steps = 4;
+  Data data = make_data(steps, 4 * world);
+  M ref, model;
+  ref->to(kFloat64);
+  model->to(kFloat64);
+  model->load_state_dict(ref->state_dict());
+  DistributedDataParallel ddp_ref(ref, default_group()), ddp(model, default_group());
+  std::unique_ptr<optim::Optimizer> full = factory_of(kind)({optim::OptimizerParamGroup(ddp_ref.parameters())});
+  ZeroRedundancyOptimizer zero(ddp.parameters(), factory_of(kind), default_group(), bucket_cap_mb);
+  for (int s = 0; s < steps; ++s) {
+    train_step(ddp_ref, *full, data, s, rank, world);
+    train_step(ddp, zero, data, s, rank, world);
+  }
+  const std::string what = std::string(kind_name(kind)) + " on rank " + std::to_string(rank) + " of " + std::to_string(world);
+  require_same(*model, *ref, 0.0, what);  // the same gradients and the same update: bitwise
+  if (check_memory && world > 1) {
+    const double share = static_cast<double>(zero.state_bytes()) / static_cast<double>(state_bytes_of(*full));
+    GR_CHECK(share <= 1.1 / world, what, ": optimizer state is ", share, " of the full optimizer's (bound ",
+             1.1 / world, ")");
+  }
+  zero.consolidate_state_dict(0);
+  if (rank == 0) {
+    const OrderedDict<Tensor> got = zero.state_dict(), want = full->state_dict();
+    GR_CHECK(got.size() == want.size(), what, ": consolidated state has ", got.size(), " entries, the full one ",
+             want.size());
+    for (const auto& [key, t] : want) {
+      const Tensor* g = got.find(key);
+      GR_CHECK(g != nullptr && g->sizes() == t.sizes() && max_abs_diff(*g, t) == 0, what, ": consolidated '", key,
+               "' differs");
+    }
+  } else {
+    bool threw = false;
+    try {
+      zero.state_dict();
+    } catch (const gr::Error& e) {
+      threw = std::string(e.what()).find("consolidate_state_dict") != std::string::npos;
+    }
+    GR_CHECK(threw, what, ": state_dict() without a consolidation on this rank must fail");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ZeRO partition: largest first to the least loaded rank, deterministic") {
+  // 100 -> r0, 60 -> r1, 50 -> r1 (110), 40 -> r0 (140), 10 -> r1 (120).
+  CHECK(partition_parameters({40, 100, 10, 60, 50}, 2) == std::vector<int>({0, 0, 1, 1, 1}));
+  CHECK(partition_parameters({8, 8, 8, 8}, 3) == std::vector<int>({0, 1, 2, 0}));
+  CHECK(partition_parameters({5, 7}, 4) == std::vector<int>({1, 0}));  // ranks 2 and 3 own nothing
+  CHECK(partition_parameters({5, 7}, 1) == std::vector<int>({0, 0}));
+  CHECK_THROWS_WITH_AS(partition_parameters({1}, 0), doctest::Contains("world_size must be at least 1"), gr::Error);
+}
+
+TEST_CASE("ZeRO-1 on 2 and 4 ranks equals DDP with the full optimizer, bitwise (gloo and shm; SGD, Adam, AdamW)") {
+  for (const char* backend : {"gloo", "shm"})
+    for (int world : {2, 4}) {
+      CAPTURE(backend);
+      CAPTURE(world);
+      spawn(world, [world, backend](int rank) {
+        init_process_group(backend);
+        for (Kind kind : {Kind::SGD, Kind::Adam, Kind::AdamW}) {
+          // Uneven sizes in one bucket and in buckets of 48 bytes (several all-gathers).
+          check_zero_equals_ddp<Uneven>(rank, world, kind, 25, false);
+          check_zero_equals_ddp<Uneven>(rank, world, kind, 48.0 / (1 << 20), false);
+          check_zero_equals_ddp<Deep>(rank, world, kind, 25, true);
+        }
+        destroy_process_group();
+      }, {.timeout = 180s});
+    }
+}
+
+TEST_CASE("ZeRO-1 on one rank is the wrapped optimizer") {
+  spawn(1, [](int rank) {
+    init_process_group("gloo");
+    check_zero_equals_ddp<Uneven>(rank, 1, Kind::Adam, 25, false);
+    destroy_process_group();
+  }, {.timeout = 60s});
+}
+
+TEST_CASE("ZeRO-1 prints its partition at GRADRING_DISTRIBUTED_DEBUG=INFO and follows the groups' lr") {
+  spawn(2, [](int rank) {
+    const std::string log = "/tmp/gradring_zero_info_" + std::to_string(::getppid()) + "_rank" + std::to_string(rank);
+    ::setenv("GRADRING_DISTRIBUTED_DEBUG", "INFO", 1);
+    GR_CHECK(std::freopen(log.c_str(), "w", stderr) != nullptr, "cannot redirect stderr");
+    init_process_group("gloo");
+    Uneven model;
+    model->to(kFloat64);
+    ZeroRedundancyOptimizer zero(model->parameters(), factory_of(Kind::SGD));
+    std::fflush(stderr);
+    std::ifstream in(log);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // 1120 -> r0, 960 -> r1, 168 -> r1... : rank 0 owns fc2.weight and the small ones.
+    GR_CHECK(text.find("ZeroRedundancyOptimizer (SGD): 6 parameters, 2488 bytes over 2 rank(s)") != std::string::npos &&
+                 text.find("rank 0: ") != std::string::npos && text.find("rank 1: ") != std::string::npos,
+             "rank ", rank, ": INFO log lacks the partition:\n", text);
+    // A scheduler writes the lr into the ZeRO optimizer's groups; the local one follows.
+    zero.param_groups()[0].set_lr(0.0);
+    const Tensor before = model->fc1->weight.clone();
+    model->fc1->weight.mutable_grad() = ones_like(model->fc1->weight);
+    for (Tensor& p : model->parameters())
+      if (!p.grad().defined()) p.mutable_grad() = ones_like(p);
+    zero.step();
+    GR_CHECK(max_abs_diff(model->fc1->weight, before) == 0, "rank ", rank, ": lr 0 still moved fc1.weight");
+    destroy_process_group();
+  }, {.timeout = 60s});
+}
+
+TEST_CASE("ZeRO-1 sharded snapshots resume bit-exact; a shard is refused on another world size, a consolidated state re-shards") {
+  const std::string dir = test::temp_path("gradring_zero_snap", "");
+  const int steps = 6, cut = 3;
+  spawn(2, [&](int rank) {
+    init_process_group("shm");
+    Data data = make_data(steps, 8);
+    // Uninterrupted run; the snapshot after `cut` steps, one file per rank, plus the
+    // consolidated state (on rank 0) for the re-shard below.
+    Uneven a;
+    a->to(kFloat64);
+    DistributedDataParallel ddp_a(a, default_group());
+    ZeroRedundancyOptimizer zero_a(ddp_a.parameters(), factory_of(Kind::Adam));
+    for (int s = 0; s < steps; ++s) {
+      if (s == cut) {
+        Snapshot snap = capture_snapshot(*a);
+        snap.optimizer = zero_a.local_state_dict();
+        snap.world_size = 2;
+        snap.global_step = s;
+        save_snapshot(dir + "/rank" + std::to_string(rank) + ".snap", snap);
+        zero_a.consolidate_state_dict(0);
+        if (rank == 0) {
+          snap.optimizer = zero_a.state_dict();
+          save_snapshot(dir + "/full.snap", snap);
+        }
+      }
+      train_step(ddp_a, zero_a, data, s, rank, 2);
+    }
+    // A fresh model and optimizer (other random weights) resume from this rank's shard.
+    Uneven b;
+    b->to(kFloat64);
+    DistributedDataParallel ddp_b(b, default_group());
+    ZeroRedundancyOptimizer zero_b(ddp_b.parameters(), factory_of(Kind::Adam));
+    const Snapshot snap = load_snapshot(dir + "/rank" + std::to_string(rank) + ".snap", 2);
+    restore_snapshot(snap, *b, &zero_b);
+    for (int s = static_cast<int>(snap.global_step); s < steps; ++s) train_step(ddp_b, zero_b, data, s, rank, 2);
+    require_same(*b, *a, 0.0, "resumed from a sharded snapshot on rank " + std::to_string(rank));
+    // The other rank's shard is refused, naming both places.
+    const Snapshot other = load_snapshot(dir + "/rank" + std::to_string(1 - rank) + ".snap", 2);
+    bool threw = false;
+    try {
+      zero_b.load_state_dict(other.optimizer);
+    } catch (const gr::Error& e) {
+      const std::string m = e.what();
+      threw = m.find("shard of rank " + std::to_string(1 - rank) + " of a world of 2") != std::string::npos &&
+              m.find("consolidate_state_dict") != std::string::npos;
+    }
+    GR_CHECK(threw, "rank ", rank, ": loading another rank's shard must fail with a clear error");
+    if (rank == 0) save(*a, dir + "/final.st");
+    destroy_process_group();
+  }, {.timeout = 120s});
+
+  spawn(4, [&](int rank) {
+    init_process_group("gloo");
+    Data data = make_data(steps, 8);
+    Uneven m;
+    m->to(kFloat64);
+    DistributedDataParallel ddp(m, default_group());
+    ZeroRedundancyOptimizer zero(ddp.parameters(), factory_of(Kind::Adam));
+    // A 2-rank shard on 4 ranks: refused.
+    bool threw = false;
+    try {
+      zero.load_state_dict(load_snapshot(dir + "/rank0.snap").optimizer);
+    } catch (const gr::Error& e) {
+      threw = std::string(e.what()).find("of a world of 2 ranks, but this is rank") != std::string::npos;
+    }
+    GR_CHECK(threw, "rank ", rank, ": a 2-rank shard must be refused on 4 ranks");
+    // The consolidated state re-shards: 4 ranks finish the run (the same global batches).
+    const Snapshot full = load_snapshot(dir + "/full.snap");
+    restore_snapshot(full, *m, &zero);
+    for (int s = cut; s < steps; ++s) train_step(ddp, zero, data, s, rank, 4);
+    Uneven want;
+    want->to(kFloat64);
+    load(want, dir + "/final.st");
+    require_same(*m, *want, 1e-12, "re-sharded from 2 to 4 ranks on rank " + std::to_string(rank));
+    destroy_process_group();
+  }, {.timeout = 120s});
+}

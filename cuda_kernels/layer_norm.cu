@@ -1,14 +1,13 @@
 // CUDA layer_norm forward and backward (the layer_norm_stub contracts of
 // core/native/layer_norm.h). Shapes: x, y, dy, dx [M, N] contiguous, a block per row with
-// block reductions for the double sums; grad_weight/grad_bias [N] are column sums, a thread
-// per column walking the rows in order (coalesced across the threads). The per-row
+// block reductions for the double sums; grad_weight/grad_bias [N] are column sums, 32
+// columns per block (see layer_norm_param_grads). The per-row
 // arithmetic is layer_norm.h's, shared with the CPU.
 #include <algorithm>
 
 #include "core/native/layer_norm.h"
 #include "cuda_kernels/block_reduce.cuh"
 #include "cuda_kernels/cuda_check.h"
-#include "cuda_kernels/grid_stride.cuh"
 #include "cuda_kernels/runtime.h"
 
 namespace gr::cuda {
@@ -67,15 +66,31 @@ __global__ void layer_norm_backward_rows(int64_t M, int64_t N, const T* dy, cons
   }
 }
 
+// A block takes 32 columns: threadIdx.x picks the column (coalesced across a warp),
+// threadIdx.y one of kRowLanes interleaved row stripes; the lanes' double partial sums are
+// then added in a fixed order through shared memory (deterministic).
+constexpr int kRowLanes = 16;
+
 template <class T>
 __global__ void layer_norm_param_grads(int64_t M, int64_t N, const T* dy, const T* x, const T* mean, const T* rstd,
                                        T* gw, T* gb) {
-  for (int64_t j = first_index(); j < N; j += grid_stride()) {
-    double sw = 0, sb = 0;
-    for (int64_t r = 0; r < M; ++r) {
+  __shared__ double part_w[kRowLanes][32], part_b[kRowLanes][32];
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * 32 + threadIdx.x;
+  double sw = 0, sb = 0;
+  if (j < N) {
+    for (int64_t r = threadIdx.y; r < M; r += kRowLanes) {
       const double g = static_cast<double>(dy[r * N + j]);
       sw += g * ((static_cast<double>(x[r * N + j]) - static_cast<double>(mean[r])) * static_cast<double>(rstd[r]));
       sb += g;
+    }
+  }
+  part_w[threadIdx.y][threadIdx.x] = sw;
+  part_b[threadIdx.y][threadIdx.x] = sb;
+  __syncthreads();
+  if (threadIdx.y == 0 && j < N) {
+    for (int l = 1; l < kRowLanes; ++l) {
+      sw += part_w[l][threadIdx.x];
+      sb += part_b[l][threadIdx.x];
     }
     if (gw) gw[j] = static_cast<T>(sw);
     if (gb) gb[j] = static_cast<T>(sb);
@@ -108,8 +123,9 @@ void layer_norm_backward_cuda(const void* dy, const void* x, const void* mean, c
       GR_CUDA_CHECK_LAUNCH();
     }
     if (gw || gb) {
-      layer_norm_param_grads<T><<<grid_size(N, kThreads), kThreads, 0, stream>>>(M, N, pdy, px, pm, pr,
-                                                                                  static_cast<T*>(gw), static_cast<T*>(gb));
+      const auto blocks = static_cast<unsigned>((N + 31) / 32);
+      layer_norm_param_grads<T><<<blocks, dim3(32, kRowLanes), 0, stream>>>(M, N, pdy, px, pm, pr, static_cast<T*>(gw),
+                                                                            static_cast<T*>(gb));
       GR_CUDA_CHECK_LAUNCH();
     }
   });

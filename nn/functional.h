@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "autograd/ops.h"
+#include "nn/functional/attention.h"
 #include "nn/modules/pooling.h"
 #include "nn/options.h"
 

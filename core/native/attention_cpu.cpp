@@ -84,12 +84,15 @@ void tile_gemm(int64_t M, int64_t N, int64_t K, const T* a, int64_t ar, int64_t 
 }
 
 // exp of the weights. float: a branch-free Cephes polynomial (2 ulp) that GCC vectorises
-// (libm's expf does not vectorise without -ffast-math); exp(-inf) and underflow give 0.
+// (libm's expf does not vectorise without -ffast-math; the selects need -fno-trapping-math,
+// core/CMakeLists.txt); exp(-inf) and underflow give 0.
 // double keeps libm's exp (float64 is for checking, not speed).
 inline float weight_exp(float x) {
   const bool underflow = x < -87.3f;
-  x = std::min(std::max(x, -87.3f), 88.3f);
-  const float n = std::floor(x * 1.44269504088896341f + 0.5f);
+  x = x < -87.3f ? -87.3f : x;
+  x = x > 88.3f ? 88.3f : x;
+  // n = round(x / ln 2) by the 1.5 * 2^23 trick (floor would need -fno-trapping-math to vectorise).
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = x - n * 0.693359375f;
   r = r + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
@@ -103,6 +106,31 @@ inline float weight_exp(float x) {
   return underflow ? 0.0f : y * two_n;
 }
 inline double weight_exp(double x) { return std::exp(x); }
+
+// Row max and sum over kBc values in 8 independent lanes, so GCC vectorises them (one
+// running value would be a serial chain: float addition does not reassociate).
+template <class T>
+T row_max(const T* x) {
+  T m[8];
+  for (int u = 0; u < 8; ++u) m[u] = attention_neg_inf<T>();
+  for (int64_t j = 0; j < kBc; j += 8)
+    for (int u = 0; u < 8; ++u) m[u] = x[j + u] > m[u] ? x[j + u] : m[u];
+  T r = m[0];
+  for (int u = 1; u < 8; ++u) r = m[u] > r ? m[u] : r;
+  return r;
+}
+template <class T>
+T row_sum(const T* x) {
+  T s[8] = {};
+  for (int64_t j = 0; j < kBc; j += 8)
+    for (int u = 0; u < 8; ++u) s[u] += x[j + u];
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+// row = exp(row - shift), kBc values.
+template <class T>
+void row_exp(T* __restrict row, T shift) {
+  for (int64_t j = 0; j < kBc; ++j) row[j] = weight_exp(row[j] - shift);
+}
 
 // row[0, n) *= the dropout factors of weights (b, i, j0 ..): one Philox block per 4 weights.
 // The same stream as attention_dropout_factor (Note [Attention dropout stream]).
@@ -121,6 +149,11 @@ void apply_dropout_row(const AttentionParams& p, int64_t b, int64_t i, int64_t j
 // Masks tile row (b, i, keys j0 .. j0 + kBc) in place: nc of them are real keys, the rest -inf.
 template <class T>
 void mask_row(const AttentionParams& p, const void* mask, int64_t b, int64_t i, int64_t j0, int64_t nc, T* row) {
+  if (p.mask == AttentionMask::None) {  // causal or past S only: a tail of -inf
+    const int64_t visible = p.causal ? std::clamp<int64_t>(i - j0 + 1, 0, nc) : nc;
+    for (int64_t jj = visible; jj < kBc; ++jj) row[jj] = attention_neg_inf<T>();
+    return;
+  }
   for (int64_t jj = 0; jj < nc; ++jj) row[jj] = attention_masked_score(p, row[jj], mask, b, i, j0 + jj);
   for (int64_t jj = nc; jj < kBc; ++jj) row[jj] = attention_neg_inf<T>();
 }
@@ -177,18 +210,14 @@ void attention_forward(const T* q, const T* k, const T* v, const void* mask, T* 
             continue;
           }
           if (masked) mask_row(p, mask, b, i0 + r, j0, nc, row);
-          T mt = attention_neg_inf<T>();
-          for (int64_t jj = 0; jj < kBc; ++jj) mt = row[jj] > mt ? row[jj] : mt;
+          const T mt = row_max(row);
           const T mnew = std::max(m[r], mt);
           if (mnew == attention_neg_inf<T>()) {  // no visible key so far
             std::fill(row, row + kBc, T(0));
             continue;
           }
-          T sum = 0;
-          for (int64_t jj = 0; jj < kBc; ++jj) {
-            row[jj] = weight_exp(row[jj] - mnew);
-            sum += row[jj];
-          }
+          row_exp(row, mnew);
+          const T sum = row_sum(row);
           const T alpha = weight_exp(m[r] - mnew);
           l[r] = l[r] * alpha + sum;
           m[r] = mnew;
@@ -267,7 +296,7 @@ void attention_backward(const T* go, const T* q, const T* k, const T* v, const v
               continue;
             }
             if (masked) mask_row(p, mask, b, i0 + r, j0, nc, row);
-            for (int64_t jj = 0; jj < kBc; ++jj) row[jj] = weight_exp(row[jj] - lr);
+            row_exp(row, lr);
             if (dropout) {
               T* z = Z.data() + r * kBc;
               std::fill(z, z + kBc, T(1));

@@ -503,4 +503,15 @@ inline Tensor& operator*=(Tensor& a, const Scalar& b) { return a.mul_(b); }
 inline Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
 inline Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b); }
 
+// ---- nn breadth: attention ----
+// softmax(query key^T * scale + attn_mask) value, as libtorch's: query [..., L, E], key
+// [..., S, E], value [..., S, Ev] (batch dims broadcast) -> [..., L, Ev]. attn_mask: bool
+// (true = attend) or float (added), broadcastable to [..., L, S]; is_causal: key j visible to
+// query i when j <= i; scale defaults to 1 / sqrt(E); dropout_p drops weights (default
+// generator). A fused kernel (attention.cpp): memory linear in L and S. Rows with no visible
+// key give 0.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const std::optional<Tensor>& attn_mask = {}, double dropout_p = 0.0,
+                                    bool is_causal = false, std::optional<double> scale = std::nullopt);
+
 }  // namespace gr

@@ -7,6 +7,7 @@
 
 #include "autograd/ops.h"
 #include "nn/functional/activation.h"
+#include "nn/functional/attention.h"
 #include "nn/functional/embedding.h"
 #include "nn/functional/loss.h"
 #include "nn/functional/normalization.h"

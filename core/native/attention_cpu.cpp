@@ -1,0 +1,364 @@
+// The fused attention CPU kernels (FlashAttention-2): tiles of kBr queries x kBc keys, an
+// online softmax in the forward (running max and sum, the output rescaled as the max grows)
+// and weights recomputed from the saved logsumexp in the backward. Tile products run on a
+// register-tile kernel built from the packed GEMM's vector ops (gemm_kernels.h); operands are
+// zero-padded per batch entry, so memory stays linear in L and S. See core/native/attention.h.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <vector>
+
+#include "core/factory.h"
+#include "core/native/attention.h"
+#include "core/native/gemm_kernels.h"
+#include "core/parallel.h"
+
+namespace gr::native {
+
+GR_DEFINE_DISPATCH(AttentionFn, attention_stub);
+GR_DEFINE_DISPATCH(AttentionBackwardFn, attention_backward_stub);
+
+namespace {
+
+#if GR_PACKED_GEMM
+template <class T>
+using Vec = typename gemm_detail::VecOf<T>::S;
+constexpr int kMR = gemm_detail::kTallMR, kNV = gemm_detail::kTallNV;
+#else
+template <class T>
+struct Vec {  // no vector ISA: one-lane "vectors", the same loops
+  using V = T;
+  static constexpr int L = 1;
+  static V load(const T* p) { return *p; }
+  static void store(T* p, V v) { *p = v; }
+  static V set1(T x) { return x; }
+  static V zero() { return T(0); }
+  static V fma(V a, V b, V c) { return a * b + c; }
+  static V add(V a, V b) { return a + b; }
+};
+constexpr int kMR = 4, kNV = 4;
+#endif
+template <class T>
+constexpr int64_t kNR = kNV * Vec<T>::L;
+// Tile sizes: multiples of every register tile's rows (4, 6, 12) and columns (4 to 32), so
+// every product below runs on whole register tiles.
+constexpr int64_t kBr = 48, kBc = 96;
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// C[M, N] (+)= A B with A(r, k) = a[r * ar + k * ak] (rows read in place, or a transposed
+// matrix), row k of B at b + k * ldb. M is a multiple of kMR, N of kNR<T>.
+template <class T>
+void tile_gemm(int64_t M, int64_t N, int64_t K, const T* a, int64_t ar, int64_t ak, const T* b, int64_t ldb, T* c,
+               int64_t ldc, bool accumulate) {
+  using S = Vec<T>;
+  using V = typename S::V;
+  constexpr int L = S::L;
+  for (int64_t j = 0; j < N; j += kNR<T>)
+    for (int64_t i = 0; i < M; i += kMR) {
+      V acc[kMR][kNV];
+#pragma GCC unroll 16
+      for (int r = 0; r < kMR; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < kNV; ++v) acc[r][v] = S::zero();
+      const T* ap = a + i * ar;
+      const T* bp = b + j;
+      for (int64_t k = 0; k < K; ++k) {
+        V bv[kNV];
+#pragma GCC unroll 4
+        for (int v = 0; v < kNV; ++v) bv[v] = S::load(bp + k * ldb + v * L);
+#pragma GCC unroll 16
+        for (int r = 0; r < kMR; ++r) {
+          const V av = S::set1(ap[r * ar + k * ak]);
+#pragma GCC unroll 4
+          for (int v = 0; v < kNV; ++v) acc[r][v] = S::fma(av, bv[v], acc[r][v]);
+        }
+      }
+      T* cp = c + i * ldc + j;
+#pragma GCC unroll 16
+      for (int r = 0; r < kMR; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < kNV; ++v)
+          S::store(cp + r * ldc + v * L, accumulate ? S::add(S::load(cp + r * ldc + v * L), acc[r][v]) : acc[r][v]);
+    }
+}
+
+// exp of the weights. float: a branch-free Cephes polynomial (2 ulp) that GCC vectorises
+// (libm's expf does not vectorise without -ffast-math; the selects need -fno-trapping-math,
+// core/CMakeLists.txt); exp(-inf) and underflow give 0.
+// double keeps libm's exp (float64 is for checking, not speed).
+inline float weight_exp(float x) {
+  const bool underflow = x < -87.3f;
+  x = x < -87.3f ? -87.3f : x;
+  x = x > 88.3f ? 88.3f : x;
+  // n = round(x / ln 2) by the 1.5 * 2^23 trick (floor would need -fno-trapping-math to vectorise).
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = x - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.0f;
+  const float two_n = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+  return underflow ? 0.0f : y * two_n;
+}
+inline double weight_exp(double x) { return std::exp(x); }
+
+// Row max and sum over kBc values in 8 independent lanes, so GCC vectorises them (one
+// running value would be a serial chain: float addition does not reassociate).
+template <class T>
+T row_max(const T* x) {
+  T m[8];
+  for (int u = 0; u < 8; ++u) m[u] = attention_neg_inf<T>();
+  for (int64_t j = 0; j < kBc; j += 8)
+    for (int u = 0; u < 8; ++u) m[u] = x[j + u] > m[u] ? x[j + u] : m[u];
+  T r = m[0];
+  for (int u = 1; u < 8; ++u) r = m[u] > r ? m[u] : r;
+  return r;
+}
+template <class T>
+T row_sum(const T* x) {
+  T s[8] = {};
+  for (int64_t j = 0; j < kBc; j += 8)
+    for (int u = 0; u < 8; ++u) s[u] += x[j + u];
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+// row = exp(row - shift), kBc values.
+template <class T>
+void row_exp(T* __restrict row, T shift) {
+  for (int64_t j = 0; j < kBc; ++j) row[j] = weight_exp(row[j] - shift);
+}
+
+// row[0, n) *= the dropout factors of weights (b, i, j0 ..): one Philox block per 4 weights.
+// The same stream as attention_dropout_factor (Note [Attention dropout stream]).
+template <class T>
+void apply_dropout_row(const AttentionParams& p, int64_t b, int64_t i, int64_t j0, int64_t n, T* row) {
+  const uint64_t first = static_cast<uint64_t>((b * p.L + i) * p.S + j0);
+  const T scale = static_cast<T>(p.dropout_scale);
+  uint32_t r[4];
+  for (int64_t jj = 0; jj < n; ++jj) {
+    const uint64_t e = first + static_cast<uint64_t>(jj);
+    if (jj == 0 || e % 4 == 0) Philox4x32(p.seed, 0, p.offset + e / 4).next(r);
+    row[jj] *= dropout_keep(r[e % 4], p.dropout_threshold) ? scale : T(0);
+  }
+}
+
+// Masks tile row (b, i, keys j0 .. j0 + kBc) in place: nc of them are real keys, the rest -inf.
+template <class T>
+void mask_row(const AttentionParams& p, const void* mask, int64_t b, int64_t i, int64_t j0, int64_t nc, T* row) {
+  if (p.mask == AttentionMask::None) {  // causal or past S only: a tail of -inf
+    const int64_t visible = p.causal ? std::clamp<int64_t>(i - j0 + 1, 0, nc) : nc;
+    for (int64_t jj = visible; jj < kBc; ++jj) row[jj] = attention_neg_inf<T>();
+    return;
+  }
+  for (int64_t jj = 0; jj < nc; ++jj) row[jj] = attention_masked_score(p, row[jj], mask, b, i, j0 + jj);
+  for (int64_t jj = nc; jj < kBc; ++jj) row[jj] = attention_neg_inf<T>();
+}
+
+// A tile needs masking when a mask is given, some key is past S, or (causal) a key j of the
+// tile lies beyond its first query i0.
+bool tile_needs_mask(const AttentionParams& p, int64_t i0, int64_t j0, int64_t nc) {
+  return p.mask != AttentionMask::None || nc < kBc || (p.causal && j0 + kBc - 1 > i0);
+}
+
+// Keys a block of queries [i0, i0 + nr) sees: all S, or (causal) those up to its last query.
+int64_t key_end(const AttentionParams& p, int64_t i0, int64_t nr) {
+  return p.causal ? std::min(p.S, i0 + nr) : p.S;
+}
+
+template <class T>
+void attention_forward(const T* q, const T* k, const T* v, const void* mask, T* out, T* lse, const AttentionParams& p) {
+  const int64_t L = p.L, S = p.S, E = p.E, Ev = p.Ev;
+  const int64_t Sp = round_up(S, kBc), Evp = round_up(Ev, kNR<T>), nqb = (L + kBr - 1) / kBr;
+  const T scale = static_cast<T>(p.scale);
+  // Per batch entry, K^T [E, Sp] and V [Sp, Evp] zero-padded: the B operands of the tiles.
+  Tensor kt_buf = empty({p.B * E * Sp}, TensorOptions(CppTypeToScalarType<T>::value));
+  Tensor v_buf = empty({p.B * Sp * Evp}, TensorOptions(CppTypeToScalarType<T>::value));
+  T* kt = kt_buf.data_ptr<T>();
+  T* vp = v_buf.data_ptr<T>();
+  parallel_for(0, p.B, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      T* ktb = kt + b * E * Sp;
+      for (int64_t e = 0; e < E; ++e)
+        for (int64_t j = 0; j < Sp; ++j) ktb[e * Sp + j] = j < S ? k[(b * S + j) * E + e] : T(0);
+      T* vb = vp + b * Sp * Evp;
+      for (int64_t j = 0; j < Sp; ++j)
+        for (int64_t c = 0; c < Evp; ++c) vb[j * Evp + c] = j < S && c < Ev ? v[(b * S + j) * Ev + c] : T(0);
+    }
+  });
+  parallel_for(0, p.B * nqb, 1, [&](int64_t w0, int64_t w1) {
+    std::vector<T> qs(kBr * E), s(kBr * kBc), o(kBr * Evp), m(kBr), l(kBr);
+    for (int64_t w = w0; w < w1; ++w) {
+      const int64_t b = w / nqb, i0 = w % nqb * kBr, nr = std::min(kBr, L - i0);
+      for (int64_t r = 0; r < kBr; ++r)
+        for (int64_t e = 0; e < E; ++e) qs[r * E + e] = r < nr ? q[(b * L + i0 + r) * E + e] * scale : T(0);
+      std::fill(m.begin(), m.end(), attention_neg_inf<T>());
+      std::fill(l.begin(), l.end(), T(0));
+      std::fill(o.begin(), o.end(), T(0));
+      const int64_t kend = key_end(p, i0, nr);
+      for (int64_t j0 = 0; j0 < kend; j0 += kBc) {
+        const int64_t nc = std::min(kBc, S - j0);
+        tile_gemm<T>(kBr, kBc, E, qs.data(), E, 1, kt + b * E * Sp + j0, Sp, s.data(), kBc, false);
+        const bool masked = tile_needs_mask(p, i0, j0, nc);
+        for (int64_t r = 0; r < kBr; ++r) {
+          T* row = s.data() + r * kBc;
+          if (r >= nr) {  // padding rows: weights 0
+            std::fill(row, row + kBc, T(0));
+            continue;
+          }
+          if (masked) mask_row(p, mask, b, i0 + r, j0, nc, row);
+          const T mt = row_max(row);
+          const T mnew = std::max(m[r], mt);
+          if (mnew == attention_neg_inf<T>()) {  // no visible key so far
+            std::fill(row, row + kBc, T(0));
+            continue;
+          }
+          row_exp(row, mnew);
+          const T sum = row_sum(row);
+          const T alpha = weight_exp(m[r] - mnew);
+          l[r] = l[r] * alpha + sum;
+          m[r] = mnew;
+          if (alpha != T(1))
+            for (int64_t c = 0; c < Evp; ++c) o[r * Evp + c] *= alpha;
+          if (p.dropout_p > 0) apply_dropout_row(p, b, i0 + r, j0, nc, row);
+        }
+        tile_gemm<T>(kBr, Evp, kBc, s.data(), kBc, 1, vp + (b * Sp + j0) * Evp, Evp, o.data(), Evp, true);
+      }
+      for (int64_t r = 0; r < nr; ++r) {
+        const int64_t i = b * L + i0 + r;
+        lse[i] = attention_lse(m[r], l[r]);
+        const T inv = l[r] > T(0) ? T(1) / l[r] : T(0);
+        for (int64_t c = 0; c < Ev; ++c) out[i * Ev + c] = o[r * Evp + c] * inv;
+      }
+    }
+  });
+}
+
+template <class T>
+void attention_backward(const T* go, const T* q, const T* k, const T* v, const void* mask, const T* out, const T* lse,
+                        T* dq, T* dk, T* dv, const AttentionParams& p) {
+  const int64_t L = p.L, S = p.S, E = p.E, Ev = p.Ev;
+  const int64_t Lp = round_up(L, kBr), Sp = round_up(S, kBc), Ep = round_up(E, kNR<T>), Evp = round_up(Ev, kNR<T>);
+  const T scale = static_cast<T>(p.scale);
+  const bool dropout = p.dropout_p > 0;
+  // One batch entry per step; each thread holds padded copies of its entry's operands and
+  // the gradient accumulators (linear in L and S).
+  parallel_for(0, p.B, 1, [&](int64_t b0, int64_t b1) {
+    const int64_t sizes[] = {Lp * Ep, Sp * Ep, E * Sp, Ev * Sp, Lp * Evp, Lp * Ep, Sp * Ep, Sp * Evp, Lp};
+    int64_t total = 0;
+    for (int64_t n : sizes) total += n;
+    Tensor buf = empty({total}, TensorOptions(CppTypeToScalarType<T>::value));
+    T* ptrs[9];
+    T* at = buf.data_ptr<T>();
+    for (int x = 0; x < 9; ++x) {
+      ptrs[x] = at;
+      at += sizes[x];
+    }
+    T *qs = ptrs[0], *kp = ptrs[1], *kt = ptrs[2], *vt = ptrs[3], *dop = ptrs[4];
+    T *dqa = ptrs[5], *dka = ptrs[6], *dva = ptrs[7], *D = ptrs[8];
+    std::vector<T> P(kBr * kBc), dP(kBr * kBc), Z(dropout ? kBr * kBc : 0);
+    for (int64_t b = b0; b < b1; ++b) {
+      const T *qb = q + b * L * E, *kb = k + b * S * E, *vb = v + b * S * Ev, *gob = go + b * L * Ev;
+      for (int64_t i = 0; i < Lp; ++i)
+        for (int64_t e = 0; e < Ep; ++e) qs[i * Ep + e] = i < L && e < E ? qb[i * E + e] * scale : T(0);
+      for (int64_t j = 0; j < Sp; ++j)
+        for (int64_t e = 0; e < Ep; ++e) kp[j * Ep + e] = j < S && e < E ? kb[j * E + e] : T(0);
+      for (int64_t e = 0; e < E; ++e)
+        for (int64_t j = 0; j < Sp; ++j) kt[e * Sp + j] = j < S ? kb[j * E + e] : T(0);
+      for (int64_t c = 0; c < Ev; ++c)
+        for (int64_t j = 0; j < Sp; ++j) vt[c * Sp + j] = j < S ? vb[j * Ev + c] : T(0);
+      for (int64_t i = 0; i < Lp; ++i) {
+        T d = 0;
+        for (int64_t c = 0; c < Evp; ++c) {
+          const T g = i < L && c < Ev ? gob[i * Ev + c] : T(0);
+          dop[i * Evp + c] = g;
+          if (c < Ev) d += g * (i < L ? out[(b * L + i) * Ev + c] : T(0));
+        }
+        D[i] = d;  // D = rowsum(dO * O)
+      }
+      std::fill(dqa, dqa + Lp * Ep + Sp * Ep + Sp * Evp, T(0));  // dqa, dka, dva are adjacent
+      for (int64_t i0 = 0; i0 < L; i0 += kBr) {
+        const int64_t nr = std::min(kBr, L - i0), kend = key_end(p, i0, nr);
+        for (int64_t j0 = 0; j0 < kend; j0 += kBc) {
+          const int64_t nc = std::min(kBc, S - j0);
+          const bool masked = tile_needs_mask(p, i0, j0, nc);
+          // P = exp(Q K^T * scale + mask - lse), recomputed.
+          tile_gemm<T>(kBr, kBc, E, qs + i0 * Ep, Ep, 1, kt + j0, Sp, P.data(), kBc, false);
+          for (int64_t r = 0; r < kBr; ++r) {
+            T* row = P.data() + r * kBc;
+            const T lr = r < nr ? lse[b * L + i0 + r] : attention_neg_inf<T>();
+            if (lr == attention_neg_inf<T>()) {  // padding or fully masked row
+              std::fill(row, row + kBc, T(0));
+              if (dropout) std::fill(Z.data() + r * kBc, Z.data() + (r + 1) * kBc, T(0));
+              continue;
+            }
+            if (masked) mask_row(p, mask, b, i0 + r, j0, nc, row);
+            row_exp(row, lr);
+            if (dropout) {
+              T* z = Z.data() + r * kBc;
+              std::fill(z, z + kBc, T(1));
+              apply_dropout_row(p, b, i0 + r, j0, nc, z);
+            }
+          }
+          // dV += (P * Z)^T dO; dP = dO V^T.
+          const T* pd = P.data();
+          if (dropout) {
+            for (int64_t x = 0; x < kBr * kBc; ++x) Z[x] *= P[x];  // Z now holds P * Z
+            pd = Z.data();
+          }
+          tile_gemm<T>(kBc, Evp, kBr, pd, 1, kBc, dop + i0 * Evp, Evp, dva + j0 * Evp, Evp, true);
+          tile_gemm<T>(kBr, kBc, Ev, dop + i0 * Evp, Evp, 1, vt + j0, Sp, dP.data(), kBc, false);
+          // dS = P * (dP * Z - D), into dP; with dropout P * dP * Z is (P * Z) * dP.
+          for (int64_t r = 0; r < kBr; ++r) {
+            const T d = D[i0 + r];
+            T* ds = dP.data() + r * kBc;
+            const T* pr = P.data() + r * kBc;
+            if (dropout) {
+              const T* pz = Z.data() + r * kBc;
+              for (int64_t jj = 0; jj < kBc; ++jj) ds[jj] = pz[jj] * ds[jj] - pr[jj] * d;
+            } else {
+              for (int64_t jj = 0; jj < kBc; ++jj) ds[jj] = pr[jj] * (ds[jj] - d);
+            }
+          }
+          // dQ += dS K (scaled below); dK += dS^T (Q * scale).
+          tile_gemm<T>(kBr, Ep, kBc, dP.data(), kBc, 1, kp + j0 * Ep, Ep, dqa + i0 * Ep, Ep, true);
+          tile_gemm<T>(kBc, Ep, kBr, dP.data(), 1, kBc, qs + i0 * Ep, Ep, dka + j0 * Ep, Ep, true);
+        }
+      }
+      for (int64_t i = 0; i < L; ++i)
+        for (int64_t e = 0; e < E; ++e) dq[(b * L + i) * E + e] = dqa[i * Ep + e] * scale;
+      for (int64_t j = 0; j < S; ++j) {
+        for (int64_t e = 0; e < E; ++e) dk[(b * S + j) * E + e] = dka[j * Ep + e];
+        for (int64_t c = 0; c < Ev; ++c) dv[(b * S + j) * Ev + c] = dva[j * Evp + c];
+      }
+    }
+  });
+}
+
+void attention_cpu(const void* q, const void* k, const void* v, const void* mask, void* out, void* lse,
+                   const AttentionParams& p, ScalarType t) {
+  dispatch_floating(t, "scaled_dot_product_attention", [&]<class T>() {
+    attention_forward(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), mask,
+                      static_cast<T*>(out), static_cast<T*>(lse), p);
+  });
+}
+
+void attention_backward_cpu(const void* grad_out, const void* q, const void* k, const void* v, const void* mask,
+                            const void* out, const void* lse, void* dq, void* dk, void* dv, const AttentionParams& p,
+                            ScalarType t) {
+  dispatch_floating(t, "scaled_dot_product_attention_backward", [&]<class T>() {
+    attention_backward(static_cast<const T*>(grad_out), static_cast<const T*>(q), static_cast<const T*>(k),
+                       static_cast<const T*>(v), mask, static_cast<const T*>(out), static_cast<const T*>(lse),
+                       static_cast<T*>(dq), static_cast<T*>(dk), static_cast<T*>(dv), p);
+  });
+}
+
+}  // namespace
+
+GR_REGISTER_KERNEL(attention_stub, kCPU, &attention_cpu);
+GR_REGISTER_KERNEL(attention_backward_stub, kCPU, &attention_backward_cpu);
+
+}  // namespace gr::native

@@ -4,15 +4,8 @@
 #pragma once
 
 #include "autograd/ops.h"
+#include "nn/enum.h"
 #include "nn/options.h"
-
-namespace gr {
-namespace enumtype {
-struct kBatchMean {};
-}  // namespace enumtype
-// KLDivLoss's extra reduction: the sum divided by the batch size (input.size(0)).
-inline constexpr enumtype::kBatchMean kBatchMean{};
-}  // namespace gr
 
 namespace gr::nn {
 

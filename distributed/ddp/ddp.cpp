@@ -107,6 +107,7 @@ DistributedDataParallelBase::DistributedDataParallelBase(std::shared_ptr<Module>
   ro.find_unused_parameters = options_.find_unused_parameters();
   ro.gradient_as_bucket_view = options_.gradient_as_bucket_view();
   ro.static_graph = options_.static_graph();
+  ro.shard_gradients = options_.shard_gradients();
   reducer_ = std::make_unique<distributed::Reducer>(std::move(params), std::move(names), group_, ro);
   if (distributed::ddp_info_logging()) std::fprintf(stderr, "%s", reducer_->layout_string().c_str());
 }
@@ -185,6 +186,9 @@ void DistributedDataParallelBase::post_forward(const TensorList& outputs) {
 
 void DistributedDataParallelBase::join(const std::function<void()>& body) {
   GR_CHECK(!join_enabled_, "DistributedDataParallel::join: already inside join");
+  GR_CHECK(!reducer_->optimizer_in_backward(),
+           "DistributedDataParallel::join: not with apply_optimizer_in_backward (a rank out of data would step with "
+           "the zero gradients of its shadow iterations)");
   join_enabled_ = true;
   try {
     body();
@@ -229,6 +233,10 @@ std::string DistributedDataParallelBase::write_chrome_trace(const std::string& d
 }
 
 void DistributedDataParallelBase::register_comm_hook(CommHook hook) { reducer_->set_comm_hook(std::move(hook)); }
+
+void DistributedDataParallelBase::apply_optimizer_in_backward(distributed::OptimizerFactory optimizer_class) {
+  reducer_->set_optimizer_in_backward(std::move(optimizer_class));
+}
 
 void DistributedDataParallelBase::train(bool on) {
   Module::train(on);

@@ -40,6 +40,11 @@ struct DistributedDataParallelOptions {
   // The set of used parameters and their order never change: buckets are rebuilt once in the
   // observed order even with find_unused_parameters, and unused parameters are found once.
   GR_ARG(bool, static_graph) = false;
+  // ZeRO stage 2 (gradring's own; torch has it only in FSDP): every bucket is reduce-scattered,
+  // each rank keeps and steps only its shard of the gradients and of the optimizer state,
+  // and the parameters are all-gathered when backward ends. Needs
+  // apply_optimizer_in_backward. See Note [Gradient sharding] in reducer_step.cpp.
+  GR_ARG(bool, shard_gradients) = false;
 };
 
 // Everything that does not depend on the wrapped module's type: the Reducer, parameter and
@@ -83,6 +88,14 @@ class DistributedDataParallelBase : public Module {
   // Replaces how a bucket is reduced (default: all-reduce of the sum of gradients that are
   // already divided by the world size). Call before the first forward.
   void register_comm_hook(CommHook hook);
+
+  // The optimizer step moves into backward: each bucket's parameters (with shard_gradients:
+  // this rank's shard of each bucket) are stepped by an optimizer made by `optimizer_class`
+  // as soon as the bucket is reduced, and their .grad cleared; the training loop calls no
+  // optimizer.step(). Call once, before the first forward:
+  //   ddp.apply_optimizer_in_backward(gr::distributed::optimizer_class<gr::optim::AdamW>(opts));
+  // See Note [Optimizer in backward] in reducer_step.cpp.
+  void apply_optimizer_in_backward(distributed::OptimizerFactory optimizer_class);
 
   // Writes this rank's profiler events (core/profiler.h; switch it on with
   // profiler::enable()) as a Chrome trace `<dir>/rank<r>.json` labelled "rank r": forward,

@@ -34,6 +34,13 @@ Reducer::Reducer(TensorList params, std::vector<std::string> names, ProcessGroup
   for (size_t i = 0; i < params_.size(); ++i)
     GR_CHECK(params_[i].is_leaf() && params_[i].requires_grad(), "DistributedDataParallel: parameter ", names_[i],
              " must be a leaf that requires grad");
+  // See Note [Gradient sharding]: what it cannot be combined with.
+  GR_CHECK(!options_.shard_gradients || !options_.find_unused_parameters,
+           "DistributedDataParallel: shard_gradients cannot be combined with find_unused_parameters (a parameter "
+           "without a gradient would still be stepped with a zero one)");
+  GR_CHECK(!options_.shard_gradients || !options_.gradient_as_bucket_view,
+           "DistributedDataParallel: shard_gradients cannot be combined with gradient_as_bucket_view (each rank keeps "
+           "only its shard of the gradients; the buckets are freed after their reduce-scatter)");
   std::vector<size_t> order(params_.size());
   std::iota(order.begin(), order.end(), size_t{0});
   build_buckets(order, /*reverse=*/true);
@@ -56,8 +63,11 @@ void Reducer::reset_iteration_state() {
     b.pending = b.params.size();
     b.work.reset();
     b.timeline = Timeline{};
+    b.stepped = false;
+    b.step_start_ns = b.step_end_ns = 0;
   }
   next_bucket_ = 0;
+  next_step_ = 0;
   used_work_.reset();
   first_ready_ns_ = last_ready_ns_ = 0;
 }
@@ -66,6 +76,9 @@ void Reducer::set_comm_hook(CommHook hook) {
   GR_CHECK(hook != nullptr, "DistributedDataParallel::register_comm_hook: the hook is empty");
   GR_CHECK(iteration_ == 0 && (phase_ == Phase::Idle || phase_ == Phase::Armed),
            "DistributedDataParallel::register_comm_hook: register the hook before the first forward");
+  GR_CHECK(!options_.shard_gradients,
+           "DistributedDataParallel::register_comm_hook: with shard_gradients every bucket is reduce-scattered; a "
+           "communication hook (which reduces a whole bucket) cannot be used");
   hook_ = std::move(hook);
 }
 
@@ -74,9 +87,13 @@ void Reducer::disarm() {
 }
 
 void Reducer::prepare_for_forward() {
+  GR_CHECK(!options_.shard_gradients || step_factory_,
+           "DistributedDataParallel: shard_gradients needs the optimizer in backward (each rank steps its shard of "
+           "each bucket): call apply_optimizer_in_backward(optimizer_class<...>(options)) before the first forward");
   if (phase_ == Phase::Reducing) fail_unfinished_reduction();
   if (phase_ == Phase::Launched) finalize_backward();  // every bucket was ready without a backward
-  const bool may_rebuild = !options_.find_unused_parameters || options_.static_graph;
+  // Sharded buckets keep their layout: the shards' optimizer state is laid out by it.
+  const bool may_rebuild = (!options_.find_unused_parameters || options_.static_graph) && !options_.shard_gradients;
   if (!rebuilt_ && may_rebuild && iteration_ >= 1) rebuild_buckets();
 }
 
@@ -131,8 +148,10 @@ void Reducer::on_gradient_ready(size_t index) {
            "a reentrant backward, or backward ran twice on one forward (retain_graph); for gradient accumulation "
            "use no_sync().");
   used_[index] = 1;
+  Bucket& bucket = buckets_[bucket_of_[index]];
+  if (!bucket.buffer.defined()) allocate_buffer(bucket);  // sharded buckets are freed after each iteration
   Tensor& grad = params_[index].mutable_grad();
-  Tensor& view = buckets_[bucket_of_[index]].views[slot_of_[index]];
+  Tensor& view = bucket.views[slot_of_[index]];
   NoGradGuard no_grad;
   if (!same_tensor(grad, view)) {
     native::copy_(view, grad);
@@ -140,7 +159,9 @@ void Reducer::on_gradient_ready(size_t index) {
   }
   // Divide before summing (keeps float16 sums in range); the all-reduce then gives the mean.
   if (group_->size() > 1) native::mul_(view, native::wrapped_scalar(view, 1.0 / group_->size()));
+  if (options_.shard_gradients) grad = Tensor();  // the bucket holds it now
   mark_ready(index, /*from_hook=*/true);
+  if (step_factory_) step_completed_buckets();
 }
 
 void Reducer::mark_ready(size_t index, bool from_hook) {
@@ -162,13 +183,14 @@ void Reducer::mark_ready(size_t index, bool from_hook) {
 void Reducer::launch(size_t k) {
   Bucket& b = buckets_[k];
   b.timeline.launch_ns = profiler::now_ns();
-  GradBucket gb;
-  gb.index = k;
-  gb.buffer = b.buffer;
-  for (size_t i : b.params) gb.parameter_names.push_back(names_[i]);
-  gb.is_last = k + 1 == buckets_.size();
-  b.work = hook_(*group_, gb);
-  GR_CHECK(b.work != nullptr, "DistributedDataParallel: the communication hook returned no Work for bucket ", k);
+  if (options_.shard_gradients) {
+    // See Note [Gradient sharding].
+    std::vector<Tensor> inputs;
+    for (int r = 0; r < group_->size(); ++r) inputs.push_back(b.buffer.narrow(0, r * b.shard.elems, b.shard.elems));
+    b.work = group_->reduce_scatter(b.shard.grad, inputs, ReduceOp::Sum);
+  } else {
+    launch_hook(k);
+  }
   auto done = std::make_shared<int64_t>(0);
   b.timeline.done_ns = done;
   b.work->then([done] { *done = profiler::now_ns(); });
@@ -178,6 +200,17 @@ void Reducer::launch(size_t k) {
     used_global_ = control_tensor(std::vector<int64_t>(used_.begin(), used_.end()), params_[0].device());
     used_work_ = group_->allreduce(used_global_, ReduceOp::Max);
   }
+}
+
+void Reducer::launch_hook(size_t k) {
+  Bucket& b = buckets_[k];
+  GradBucket gb;
+  gb.index = k;
+  gb.buffer = b.buffer;
+  for (size_t i : b.params) gb.parameter_names.push_back(names_[i]);
+  gb.is_last = k + 1 == buckets_.size();
+  b.work = hook_(*group_, gb);
+  GR_CHECK(b.work != nullptr, "DistributedDataParallel: the communication hook returned no Work for bucket ", k);
 }
 
 }  // namespace gr::distributed

@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "distributed/ddp/comm_hooks.h"
 #include "distributed/backends/process_group.h"
+#include "distributed/ddp/comm_hooks.h"
+#include "distributed/ddp/optimizer_class.h"
 
 namespace gr::distributed {
 
@@ -38,6 +39,7 @@ struct ReducerOptions {
   bool find_unused_parameters = false;
   bool gradient_as_bucket_view = false;
   bool static_graph = false;
+  bool shard_gradients = false;  // ZeRO-2: Note [Gradient sharding]
 };
 
 // Timings of one iteration (milliseconds), for GRADRING_DISTRIBUTED_DEBUG=INFO and benchmarks.
@@ -72,6 +74,17 @@ class Reducer {
   void shadow_iteration();
 
   void set_comm_hook(CommHook hook);
+  // Steps each bucket's parameters as soon as its reduction completes (Note [Optimizer in
+  // backward]); with shard_gradients, this rank's shard of each bucket (Note [Gradient
+  // sharding]). Before the first forward.
+  void set_optimizer_in_backward(OptimizerFactory optimizer_class);
+  bool optimizer_in_backward() const { return step_factory_ != nullptr; }
+  // The optimizers stepped in backward: one per parameter, or with shard_gradients one per
+  // bucket over this rank's shard.
+  std::vector<optim::Optimizer*> in_backward_optimizers() const;
+  // Bytes of gradients this rank holds now: the parameters' .grad, the bucket buffers and,
+  // with shard_gradients, the reduced shards.
+  int64_t gradient_bytes() const;
 
   // Layout: per bucket, the parameter indices (into the constructor's list) and bytes.
   std::vector<std::vector<size_t>> bucket_indices() const;
@@ -98,13 +111,27 @@ class Reducer {
     int64_t first_ready_ns = 0, ready_ns = 0, launch_ns = 0;
     std::shared_ptr<int64_t> done_ns;  // set by the work's completion callback
   };
+  // With shard_gradients: this rank's slice [rank * elems, (rank + 1) * elems) of the bucket
+  // (the bucket padded to world size * elems), its parameters' values, and their gradient.
+  struct Shard {
+    int64_t elems = 0;
+    Tensor param;  // a leaf the shard's optimizer steps
+    Tensor grad;   // the reduce-scatter's output
+    std::unique_ptr<optim::Optimizer> optimizer;
+    WorkPtr gather;
+    int64_t gather_launch_ns = 0;
+  };
   struct Bucket {
     std::vector<size_t> params;  // indices into params_
+    std::vector<int64_t> offsets;  // per parameter: elements into buffer
     Tensor buffer;               // flat, params' dtype and device (a FlatBuffer)
     std::vector<Tensor> views;   // per parameter: buffer slice shaped like the parameter
     size_t pending = 0;          // gradients not yet ready in this iteration
     WorkPtr work;
     Timeline timeline;
+    bool stepped = false;                 // optimizer in backward: done this iteration
+    int64_t step_start_ns = 0, step_end_ns = 0;
+    Shard shard;
   };
 
   // reducer.cpp: arming and the hook and launch path.
@@ -112,12 +139,19 @@ class Reducer {
   void on_gradient_ready(size_t index);
   void mark_ready(size_t index, bool from_hook);
   void launch(size_t bucket);
+  void launch_hook(size_t bucket);  // the communication hook's reduction of a whole bucket
   [[noreturn]] void fail_unfinished_reduction();
   std::vector<size_t> unreached_parameters(const TensorList& outputs) const;
   // reducer_buckets.cpp: layout and rebuild.
   void build_buckets(const std::vector<size_t>& order, bool reverse);
   void rebuild_buckets();
   std::string names_of(const std::vector<size_t>& indices) const;
+  // reducer_step.cpp: the optimizer in backward and gradient sharding.
+  void allocate_buffer(Bucket& b);
+  int64_t bytes_of(const Bucket& b) const;
+  void step_completed_buckets();
+  void step_bucket(size_t k);
+  void gather_parameters();
   // reducer_finalize.cpp: the end of an iteration (reducer_join.cpp: shadow_iteration).
   void finalize_backward();
   void write_back_gradients();
@@ -133,6 +167,9 @@ class Reducer {
   ReducerOptions options_;
   CommHook hook_;
   std::vector<size_t> hook_handles_;
+  OptimizerFactory step_factory_;
+  std::vector<std::unique_ptr<optim::Optimizer>> param_optimizers_;  // optimizer in backward, per parameter
+  size_t next_step_ = 0;                                             // the next bucket to step
 
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;  // parameter -> bucket

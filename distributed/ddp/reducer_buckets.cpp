@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/factory.h"
 #include "core/native/copy.h"
 #include "distributed/ddp/control_tensor.h"
 #include "distributed/backends/flat_buffer.h"
@@ -60,11 +61,19 @@ void Reducer::build_buckets(const std::vector<size_t>& order, bool reverse) {
   for (size_t k = 0; k < assignment.size(); ++k) {
     Bucket b;
     b.params = assignment[k];
-    TensorList members;
-    for (size_t i : b.params) members.push_back(params_[i]);
-    const FlatBuffer flat(members, /*zero=*/true);
-    b.buffer = flat.flat();
-    b.views = flat.views();
+    int64_t elems = 0;
+    for (size_t i : b.params) {
+      b.offsets.push_back(elems);
+      elems += params_[i].numel();
+    }
+    if (options_.shard_gradients) {
+      const Tensor& like = params_[b.params[0]];
+      b.shard.elems = (elems + group_->size() - 1) / group_->size();
+      b.shard.param = zeros({b.shard.elems}, TensorOptions(like.scalar_type()).device(like.device()));
+      b.shard.param.requires_grad_(true);
+      b.shard.grad = zeros_like(b.shard.param);
+    }
+    allocate_buffer(b);
     for (size_t s = 0; s < b.params.size(); ++s) {
       const size_t i = b.params[s];
       bucket_of_[i] = k;
@@ -81,6 +90,19 @@ void Reducer::build_buckets(const std::vector<size_t>& order, bool reverse) {
     b.pending = b.params.size();
     buckets_.push_back(std::move(b));
   }
+}
+
+void Reducer::allocate_buffer(Bucket& b) {
+  TensorList like;
+  for (size_t i : b.params) like.push_back(params_[i]);
+  // A sharded bucket is padded to world size * shard elements (Note [Gradient sharding]).
+  const int64_t used = b.offsets.back() + like.back().numel();
+  const int64_t padding = options_.shard_gradients ? b.shard.elems * group_->size() - used : 0;
+  if (padding > 0) like.push_back(empty({padding}, TensorOptions(like[0].scalar_type()).device(like[0].device())));
+  const FlatBuffer flat(like, /*zero=*/true);
+  b.buffer = flat.flat();
+  b.views = flat.views();
+  if (padding > 0) b.views.pop_back();
 }
 
 void Reducer::rebuild_buckets() {
@@ -121,9 +143,16 @@ std::vector<std::vector<size_t>> Reducer::bucket_indices() const {
   return out;
 }
 
+// The gradients' bytes (a sharded bucket's buffer, padded, exists only during backward).
+int64_t Reducer::bytes_of(const Bucket& b) const {
+  int64_t bytes = 0;
+  for (size_t i : b.params) bytes += static_cast<int64_t>(params_[i].nbytes());
+  return bytes;
+}
+
 std::vector<int64_t> Reducer::bucket_bytes() const {
   std::vector<int64_t> out;
-  for (const Bucket& b : buckets_) out.push_back(static_cast<int64_t>(b.buffer.nbytes()));
+  for (const Bucket& b : buckets_) out.push_back(bytes_of(b));
   return out;
 }
 
@@ -133,8 +162,8 @@ std::string Reducer::layout_string() const {
       << ": " << buckets_.size() << " bucket(s), " << params_.size() << " parameters\n";
   for (size_t k = 0; k < buckets_.size(); ++k) {
     const Bucket& b = buckets_[k];
-    out << "[rank " << group_->rank() << "]   bucket " << k << ": " << b.buffer.nbytes() << " bytes "
-        << b.buffer.scalar_type() << ", " << b.params.size() << " parameter(s): " << names_of(b.params) << "\n";
+    out << "[rank " << group_->rank() << "]   bucket " << k << ": " << bytes_of(b) << " bytes "
+        << params_[b.params[0]].scalar_type() << ", " << b.params.size() << " parameter(s): " << names_of(b.params) << "\n";
   }
   return out.str();
 }

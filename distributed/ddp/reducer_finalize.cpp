@@ -1,5 +1,6 @@
 // The end of a Reducer iteration: wait for every bucket's collective, write the averaged
-// gradients back (or point .grad at the bucket views), and count the iteration.
+// gradients back (or point .grad at the bucket views; with the optimizer in backward, step
+// what is left and, sharded, all-gather the parameters), and count the iteration.
 #include "autograd/grad_mode.h"
 #include "core/native/copy.h"
 #include "core/profiler.h"
@@ -12,13 +13,19 @@ void Reducer::finalize_backward() {
   const int64_t wait_start = profiler::now_ns();
   {
     profiler::ScopedEvent span("DDP wait", "ddp");
-    for (size_t k = 0; k < buckets_.size(); ++k)
+    for (size_t k = 0; k < buckets_.size(); ++k) {
+      if (step_factory_ && next_step_ == k) {
+        step_bucket(next_step_++);  // waits for it; Note [Optimizer in backward]
+        continue;
+      }
       wait_for(buckets_[k].work, *group_, "DistributedDataParallel", "the all-reduce of bucket " + std::to_string(k));
+    }
     if (used_work_)
       wait_for(used_work_, *group_, "DistributedDataParallel", "the all-reduce of the used-parameter map");
   }
   const int64_t wait_end = profiler::now_ns();
-  write_back_gradients();
+  if (options_.shard_gradients) gather_parameters();  // Note [Gradient sharding]
+  else if (!step_factory_) write_back_gradients();
   record_iteration(wait_start, wait_end);
   end_iteration();
 }

@@ -29,7 +29,12 @@ void Reducer::record_iteration(int64_t wait_start_ns, int64_t wait_end_ns) {
     if (profiler::enabled()) {
       if (t.first_ready_ns)
         profiler::record("bucket " + std::to_string(k) + " gradients", "ddp", t.first_ready_ns, t.ready_ns, "buckets");
-      profiler::record("allreduce bucket " + std::to_string(k), "comm", t.launch_ns, done, "comm");
+      const char* op = options_.shard_gradients ? "reduce_scatter bucket " : "allreduce bucket ";
+      profiler::record(op + std::to_string(k), "comm", t.launch_ns, done, "comm");
+      const Bucket& b = buckets_[k];
+      if (b.stepped)
+        profiler::record((options_.shard_gradients ? "shard step bucket " : "step bucket ") + std::to_string(k), "ddp",
+                         b.step_start_ns, b.step_end_ns, "steps");
     }
   }
   last_stats_ = st;

@@ -6,28 +6,16 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "distributed/backends/process_group.h"
+#include "distributed/ddp/optimizer_class.h"
 #include "nn/optim/optimizer.h"
 
 namespace gr::distributed {
-
-// Builds the wrapped (local) optimizer over some parameter groups, as torch's
-// `optimizer_class` plus `**defaults`: optimizer_class<optim::Adam>(optim::AdamOptions(1e-3)).
-using OptimizerFactory =
-    std::function<std::unique_ptr<optim::Optimizer>(std::vector<optim::OptimizerParamGroup> groups)>;
-
-template <class O, class Options>
-OptimizerFactory optimizer_class(const Options& defaults) {
-  return [defaults](std::vector<optim::OptimizerParamGroup> groups) -> std::unique_ptr<optim::Optimizer> {
-    return std::make_unique<O>(std::move(groups), defaults);
-  };
-}
 
 // Note [ZeRO partition]
 // Parameter i (counted over all groups, in order) belongs to one rank. The parameters are

@@ -12,6 +12,7 @@
 
 #include "distributed/backends/init.h"
 #include "distributed/ddp/ddp.h"
+#include "core/profiler.h"
 #include "distributed/ddp/zero_redundancy_optimizer.h"
 #include "distributed/launch/launcher.h"
 #include "nn/snapshot.h"
@@ -288,4 +289,178 @@ TEST_CASE("ZeRO-1 sharded snapshots resume bit-exact; a shard is refused on anot
     require_same(*m, *want, 1e-12, "re-sharded from 2 to 4 ranks on rank " + std::to_string(rank));
     destroy_process_group();
   }, {.timeout = 120s});
+}
+
+// ---- The optimizer in backward and ZeRO-2 (DDP's shard_gradients) ----
+
+namespace {
+
+int64_t param_bytes(nn::Module& m) {
+  int64_t bytes = 0;
+  for (const Tensor& p : m.parameters()) bytes += static_cast<int64_t>(p.nbytes());
+  return bytes;
+}
+
+// DDP + the full optimizer against DDP whose optimizer runs in backward (sharded or not),
+// over `steps` iterations; `micro` > 1: gradient accumulation with no_sync on all but the
+// last micro-batch. Returns nothing; fails naming the parameter.
+template <class M>
+void check_in_backward_equals_ddp(int rank, int world, Kind kind, bool shard, double bucket_cap_mb, double tol,
+                                  int micro = 1) {
+  const int steps = 3;
+  Data data = make_data(steps * micro, 4 * world);
+  M ref, model;
+  ref->to(kFloat64);
+  model->to(kFloat64);
+  model->load_state_dict(ref->state_dict());
+  auto opts = DistributedDataParallelOptions().bucket_cap_mb(bucket_cap_mb).first_bucket_cap_mb(bucket_cap_mb);
+  auto sharded = opts;
+  sharded.shard_gradients(shard);
+  DistributedDataParallel ddp_ref(ref, default_group(), opts), ddp(model, default_group(), sharded);
+  std::unique_ptr<optim::Optimizer> full = factory_of(kind)({optim::OptimizerParamGroup(ddp_ref.parameters())});
+  ddp.apply_optimizer_in_backward(factory_of(kind));
+  const int64_t per = 4;
+  for (int s = 0; s < steps; ++s) {
+    full->zero_grad();
+    for (int m = 0; m < micro; ++m) {
+      const int b = s * micro + m;
+      Tensor x = data.x[b].narrow(0, rank * per, per), y = data.y[b].narrow(0, rank * per, per);
+      if (m + 1 < micro) {
+        auto g1 = ddp_ref.no_sync();
+        auto g2 = ddp.no_sync();
+        (mse_loss(ddp_ref(x), y) / static_cast<double>(micro)).backward();
+        (mse_loss(ddp(x), y) / static_cast<double>(micro)).backward();
+      } else {
+        (mse_loss(ddp_ref(x), y) / static_cast<double>(micro)).backward();
+        (mse_loss(ddp(x), y) / static_cast<double>(micro)).backward();
+      }
+    }
+    full->step();
+    for (const Tensor& p : model->parameters()) GR_CHECK(!p.grad().defined(), "rank ", rank, ": .grad left after the step in backward");
+  }
+  const std::string what = std::string(shard ? "ZeRO-2 " : "optimizer in backward ") + kind_name(kind) + " on rank " +
+                           std::to_string(rank) + " of " + std::to_string(world);
+  require_same(*model, *ref, tol, what);
+  if (shard && world > 1) {
+    // Gradients held between iterations: this rank's shards (1/N, padded), nothing else.
+    const std::vector<int64_t> buckets = ddp.reducer().bucket_bytes();
+    const int64_t largest = *std::max_element(buckets.begin(), buckets.end());
+    const int64_t held = ddp.reducer().gradient_bytes(), total = param_bytes(*model);
+    GR_CHECK(held <= total / world + largest, what, ": holds ", held, " bytes of gradients; bound ", total / world,
+             " + one bucket ", largest);
+    int64_t state = 0;
+    for (optim::Optimizer* o : ddp.reducer().in_backward_optimizers()) state += state_bytes_of(*o);
+    const double share = static_cast<double>(state) / static_cast<double>(state_bytes_of(*full));
+    GR_CHECK(share <= 1.1 / world + 1e-9 + 64.0 / state_bytes_of(*full) * buckets.size(), what,
+             ": optimizer state is ", share, " of the full optimizer's");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Optimizer in backward equals DDP + step, bitwise (2 and 4 ranks, gloo and shm; SGD, Adam, AdamW; no_sync)") {
+  for (const char* backend : {"gloo", "shm"})
+    for (int world : {2, 4}) {
+      CAPTURE(backend);
+      CAPTURE(world);
+      spawn(world, [world, backend](int rank) {
+        init_process_group(backend);
+        for (Kind kind : {Kind::SGD, Kind::Adam, Kind::AdamW}) {
+          check_in_backward_equals_ddp<Uneven>(rank, world, kind, false, 25, 0.0);
+          check_in_backward_equals_ddp<Uneven>(rank, world, kind, false, 1e-9, 0.0);  // a bucket per parameter
+        }
+        check_in_backward_equals_ddp<Deep>(rank, world, Kind::Adam, false, 1e-9, 0.0, /*micro=*/3);
+        destroy_process_group();
+      }, {.timeout = 180s});
+    }
+}
+
+TEST_CASE("ZeRO-2 (shard_gradients) equals DDP + the full optimizer: bitwise on 1 and 2 ranks, 1e-12 on 4 (gloo and shm; no_sync)") {
+  for (const char* backend : {"gloo", "shm"})
+    for (int world : {1, 2, 4}) {
+      CAPTURE(backend);
+      CAPTURE(world);
+      spawn(world, [world, backend](int rank) {
+        init_process_group(backend);
+        // Two ranks sum in one order whatever the collective (a + b == b + a): bitwise. Four
+        // ranks' all-reduce and reduce-scatter add in different orders.
+        const double exact = world <= 2 ? 0.0 : 1e-12;
+        for (Kind kind : {Kind::SGD, Kind::Adam, Kind::AdamW}) {
+          check_in_backward_equals_ddp<Uneven>(rank, world, kind, true, 25, exact);
+          check_in_backward_equals_ddp<Uneven>(rank, world, kind, true, 200.0 / (1 << 20), exact);
+          check_in_backward_equals_ddp<Deep>(rank, world, kind, true, 25, exact);
+        }
+        check_in_backward_equals_ddp<Deep>(rank, world, Kind::AdamW, true, 1000.0 / (1 << 20), 1e-12, /*micro=*/3);
+        destroy_process_group();
+      }, {.timeout = 180s});
+    }
+}
+
+TEST_CASE("ZeRO-2 and the optimizer in backward refuse what cannot work, with clear errors") {
+  spawn(2, [](int rank) {
+    init_process_group("gloo");
+    auto expect = [rank](const std::function<void()>& f, const std::string& text) {
+      bool threw = false;
+      std::string got;
+      try {
+        f();
+      } catch (const gr::Error& e) {
+        got = e.what();
+        threw = got.find(text) != std::string::npos;
+      }
+      GR_CHECK(threw, "rank ", rank, ": expected an error containing '", text, "', got '", got, "'");
+    };
+    Uneven model;
+    model->to(kFloat64);
+    using O = DistributedDataParallelOptions;
+    expect([&] { DistributedDataParallel d(model, default_group(), O().shard_gradients(true).find_unused_parameters(true)); },
+           "shard_gradients cannot be combined with find_unused_parameters");
+    expect([&] { DistributedDataParallel d(model, default_group(), O().shard_gradients(true).gradient_as_bucket_view(true)); },
+           "shard_gradients cannot be combined with gradient_as_bucket_view");
+    {
+      DistributedDataParallel d(model, default_group(), O().shard_gradients(true));
+      expect([&] { d.register_comm_hook(nn::parallel::fp16_compress_hook); }, "a communication hook");
+      expect([&] { d(randn({2, 6}, kFloat64)); }, "shard_gradients needs the optimizer in backward");
+    }
+    {
+      DistributedDataParallel d(model, default_group(), O().find_unused_parameters(true));
+      expect([&] { d.apply_optimizer_in_backward(factory_of(Kind::SGD)); }, "not with find_unused_parameters");
+    }
+    {
+      DistributedDataParallel d(model, default_group());
+      d.apply_optimizer_in_backward(factory_of(Kind::SGD));
+      expect([&] { d.apply_optimizer_in_backward(factory_of(Kind::SGD)); }, "call it once");
+      expect([&] { d.join([] {}); }, "not with apply_optimizer_in_backward");
+    }
+    destroy_process_group();
+  }, {.timeout = 60s});
+}
+
+TEST_CASE("ZeRO-2's Chrome trace has reduce-scatter, shard-step and all-gather spans per bucket") {
+  spawn(2, [](int rank) {
+    init_process_group("shm");
+    Uneven model;
+    model->to(kFloat64);
+    DistributedDataParallel ddp(model, default_group(),
+                                DistributedDataParallelOptions().shard_gradients(true).bucket_cap_mb(1e-9).first_bucket_cap_mb(1e-9));
+    ddp.apply_optimizer_in_backward(factory_of(Kind::Adam));
+    profiler::reset();
+    profiler::enable();
+    for (int s = 0; s < 2; ++s) mse_loss(ddp(randn({4, 6}, kFloat64)), randn({4, 3}, kFloat64)).backward();
+    profiler::enable(false);
+    const std::string path = ddp.write_chrome_trace(test::temp_path("gradring_zero_trace", "r" + std::to_string(rank)));
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto count = [&](const std::string& what) {
+      int n = 0;
+      for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+      return n;
+    };
+    // 6 parameters, a bucket each, 2 iterations.
+    GR_CHECK(count("\"reduce_scatter bucket ") == 12 && count("\"shard step bucket ") == 12 &&
+                 count("\"allgather bucket ") == 12,
+             "rank ", rank, ": trace has ", count("\"reduce_scatter bucket "), " reduce-scatter, ",
+             count("\"shard step bucket "), " shard-step and ", count("\"allgather bucket "), " all-gather spans");
+    destroy_process_group();
+  }, {.timeout = 60s});
 }

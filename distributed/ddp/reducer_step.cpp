@@ -1,0 +1,153 @@
+// The Reducer's optimizer in backward (each bucket's parameters stepped as soon as the
+// bucket is reduced) and gradient sharding (ZeRO-2: buckets reduce-scattered, each rank
+// stepping its shard, parameters all-gathered at the end of backward).
+#include <algorithm>
+
+#include "autograd/grad_mode.h"
+#include "core/native/copy.h"
+#include "core/profiler.h"
+#include "distributed/ddp/reducer.h"
+
+namespace gr::distributed {
+
+// Note [Optimizer in backward]
+// DDP followed by optimizer.step() leaves the step for after backward, although most of
+// the gradients have been reduced long before. ddp.apply_optimizer_in_backward(
+// optimizer_class<O>(options)) (torch: _apply_optimizer_in_backward, or ZeRO's
+// overlap_with_ddp) gives every parameter its own optimizer of type O; bucket k's
+// parameters are stepped as soon as its all-reduce has completed. A registration function
+// reads better than a DDPOptions flag here: the flag would need the optimizer's type and
+// options anyway, and the call states that DDP now owns the step. Buckets are stepped in
+// bucket order, on the backward thread: after each gradient hook, the completed buckets
+// are stepped (polling Work::is_completed, so backward never blocks on the network); what
+// is still in flight when backward ends is waited for and stepped in finalize_backward.
+// The step reads .grad as the reduced bucket's view and then clears .grad (the step is
+// done: nothing is left to accumulate into), so the training loop has no
+// optimizer.step() and no zero_grad(). Safe because a parameter's hook runs only after
+// every use of the parameter in this backward has produced its gradient contribution.
+// Not with find_unused_parameters (an unused parameter would be stepped with a zero
+// gradient) or join (a joined rank's shadow iteration would step too).
+
+// Note [Gradient sharding]
+// DistributedDataParallelOptions::shard_gradients (ZeRO stage 2): bucket k, padded to
+// world size * shard.elems, is reduce-scattered instead of all-reduced, so rank r receives
+// only the sum of slice r (shard.grad). The gradient hook frees .grad once it is copied
+// into the bucket, and the bucket buffer is freed at the end of the iteration, so between
+// iterations a rank holds 1/N of the gradients (plus the padding). As soon as the
+// reduce-scatter completes, the rank copies the parameters' values of its slice into
+// shard.param and steps it with the bucket's own optimizer (element-wise optimizers give
+// the same result on a flat slice as on whole parameters), which also holds only 1/N of
+// the optimizer state. The updated slices are all-gathered when backward ends, bucket by
+// bucket, after the last reduce-scatter was issued: every rank must issue the collectives
+// in the same order, and a reduce-scatter finishing earlier on one rank must not let an
+// all-gather overtake another rank's next reduce-scatter. The layout is never rebuilt
+// (the shards' optimizer state depends on it). No communication hooks (they reduce whole
+// buckets), no find_unused_parameters, no gradient_as_bucket_view; no_sync accumulates in
+// .grad as usual (full size during accumulation) and the synchronised backward shards it.
+
+void Reducer::set_optimizer_in_backward(OptimizerFactory optimizer_class) {
+  GR_CHECK(optimizer_class != nullptr, "DistributedDataParallel::apply_optimizer_in_backward: optimizer_class is empty");
+  GR_CHECK(iteration_ == 0 && (phase_ == Phase::Idle || phase_ == Phase::Armed) && !step_factory_,
+           "DistributedDataParallel::apply_optimizer_in_backward: call it once, before the first forward");
+  GR_CHECK(!options_.find_unused_parameters,
+           "DistributedDataParallel::apply_optimizer_in_backward: not with find_unused_parameters (a parameter "
+           "without a gradient in an iteration would be stepped with a zero gradient)");
+  step_factory_ = std::move(optimizer_class);
+  if (options_.shard_gradients) {
+    for (Bucket& b : buckets_) b.shard.optimizer = step_factory_({optim::OptimizerParamGroup({b.shard.param})});
+  } else {
+    for (const Tensor& p : params_) param_optimizers_.push_back(step_factory_({optim::OptimizerParamGroup({p})}));
+  }
+}
+
+std::vector<optim::Optimizer*> Reducer::in_backward_optimizers() const {
+  std::vector<optim::Optimizer*> out;
+  for (const auto& o : param_optimizers_) out.push_back(o.get());
+  for (const Bucket& b : buckets_)
+    if (b.shard.optimizer) out.push_back(b.shard.optimizer.get());
+  return out;
+}
+
+int64_t Reducer::gradient_bytes() const {
+  int64_t bytes = 0;
+  for (const Tensor& p : params_)
+    if (p.grad().defined()) bytes += static_cast<int64_t>(p.grad().nbytes());
+  for (const Bucket& b : buckets_) {
+    if (b.buffer.defined()) bytes += static_cast<int64_t>(b.buffer.nbytes());
+    if (b.shard.grad.defined()) bytes += static_cast<int64_t>(b.shard.grad.nbytes());
+  }
+  return bytes;
+}
+
+void Reducer::step_completed_buckets() {
+  while (next_step_ < next_bucket_ && buckets_[next_step_].work->is_completed()) step_bucket(next_step_++);
+}
+
+void Reducer::step_bucket(size_t k) {
+  Bucket& b = buckets_[k];
+  // Returns at once for a completed collective; on NCCL it orders this stream after it.
+  wait_for(b.work, *group_, "DistributedDataParallel",
+           (options_.shard_gradients ? "the reduce-scatter of bucket " : "the all-reduce of bucket ") + std::to_string(k));
+  b.step_start_ns = profiler::now_ns();
+  NoGradGuard no_grad;
+  if (options_.shard_gradients) {
+    // This rank's slice [lo, lo + elems) of the bucket's parameters, then one step on it.
+    const int64_t lo = group_->rank() * b.shard.elems, hi = lo + b.shard.elems;
+    for (size_t s = 0; s < b.params.size(); ++s) {
+      const Tensor& p = params_[b.params[s]];
+      const int64_t from = std::max(lo, b.offsets[s]), to = std::min(hi, b.offsets[s] + p.numel());
+      if (from < to)
+        native::copy_(b.shard.param.narrow(0, from - lo, to - from), p.reshape({-1}).narrow(0, from - b.offsets[s], to - from));
+    }
+    b.shard.param.mutable_grad() = b.shard.grad;
+    b.shard.optimizer->step();
+    b.buffer = Tensor();  // the gradients of the other slices are not needed any more
+    b.views.clear();
+  } else {
+    for (size_t s = 0; s < b.params.size(); ++s) {
+      const size_t i = b.params[s];
+      Tensor& grad = params_[i].mutable_grad();
+      grad = b.views[s];
+      param_optimizers_[i]->step();
+      grad = Tensor();
+    }
+  }
+  b.step_end_ns = profiler::now_ns();
+  b.stepped = true;
+}
+
+// See Note [Gradient sharding]: every bucket's updated slice, gathered into every rank's
+// parameters, buckets in order.
+void Reducer::gather_parameters() {
+  if (group_->size() == 1) {
+    // The one shard is the whole bucket: its values go straight back.
+    NoGradGuard no_grad;
+    for (Bucket& b : buckets_)
+      for (size_t s = 0; s < b.params.size(); ++s) {
+        const Tensor& p = params_[b.params[s]];
+        native::copy_(p, b.shard.param.narrow(0, b.offsets[s], p.numel()).view(p.sizes()));
+      }
+    return;
+  }
+  for (Bucket& b : buckets_) {
+    allocate_buffer(b);
+    std::vector<Tensor> outputs;
+    for (int r = 0; r < group_->size(); ++r) outputs.push_back(b.buffer.narrow(0, r * b.shard.elems, b.shard.elems));
+    b.shard.gather_launch_ns = profiler::now_ns();
+    b.shard.gather = group_->allgather(outputs, b.shard.param.detach());
+  }
+  NoGradGuard no_grad;
+  for (size_t k = 0; k < buckets_.size(); ++k) {
+    Bucket& b = buckets_[k];
+    wait_for(b.shard.gather, *group_, "DistributedDataParallel", "the all-gather of bucket " + std::to_string(k));
+    if (profiler::enabled())
+      profiler::record("allgather bucket " + std::to_string(k), "comm", b.shard.gather_launch_ns, profiler::now_ns(),
+                       "comm");
+    for (size_t s = 0; s < b.params.size(); ++s) native::copy_(params_[b.params[s]], b.views[s]);
+    b.shard.gather.reset();
+    b.buffer = Tensor();
+    b.views.clear();
+  }
+}
+
+}  // namespace gr::distributed

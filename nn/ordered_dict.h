@@ -13,7 +13,15 @@ namespace gr {
 template <class V>
 class OrderedDict {
  public:
-  using Item = std::pair<std::string, V>;
+  // An entry: key() and value() as libtorch's OrderedDict::Item, and still a std::pair
+  // (first, second, structured bindings).
+  struct Item : std::pair<std::string, V> {
+    using std::pair<std::string, V>::pair;
+    const std::string& key() const { return this->first; }
+    V& value() { return this->second; }
+    const V& value() const { return this->second; }
+    const std::pair<std::string, V>& pair() const { return *this; }
+  };
 
   // Adds a new key; a duplicate key is an error.
   V& insert(std::string key, V value) {

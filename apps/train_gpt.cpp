@@ -41,7 +41,7 @@ struct Options {
   std::string dtype = "float32";
   std::string device = "cpu";
   std::string backend;
-  std::string snapshot, save, load, curve;
+  std::string snapshot, save, load, curve, profile;
   int64_t save_every = 0;
   int64_t sample = 200;
   double temperature = 0.8;
@@ -132,11 +132,20 @@ double evaluate(const Job& job, apps::GPT& model, ds::TokenDataset& val, int64_t
   return totals[0] / std::max(totals[1], 1.0);
 }
 
+// Weights from a safetensors file, converted to the model's dtype (a float64 check run's
+// checkpoint samples in float32, and the other way round).
+void load_weights(apps::GPT& model, const std::string& path) {
+  const ScalarType dtype = model->wte->weight.scalar_type();
+  OrderedDict<Tensor> weights;
+  for (auto& item : load(path)) weights.insert(item.key(), item.value().to(dtype));
+  model->load_state_dict(weights);
+}
+
 int generate(const Options& o, const Job& job) {
   GR_CHECK(!o.load.empty(), "--generate needs --load CHECKPOINT (the weights train_gpt --save wrote)");
   manual_seed(o.seed);
   apps::GPT model(config_of(o));
-  load(model, o.load);
+  load_weights(model, o.load);
   model->to(job.device);
   std::printf("%s%s\n", o.prompt.c_str(), apps::sample_text(model, o.prompt, o.sample, o.temperature, o.top_k).c_str());
   return 0;
@@ -155,8 +164,8 @@ int run(const Options& o, Job& job) {
   GR_CHECK(per_epoch >= 1, "the training split holds ", *train.size(), " windows per rank, fewer than a batch of ", B);
 
   apps::GPT model(config);
-  if (!o.load.empty()) load(model, o.load);
   if (o.dtype == "float64") model->to(kFloat64);
+  if (!o.load.empty()) load_weights(model, o.load);
   model->to(job.device);
   std::unique_ptr<nn::parallel::DistributedDataParallel<apps::GPTImpl>> ddp;
   if (job.distributed()) ddp = std::make_unique<nn::parallel::DistributedDataParallel<apps::GPTImpl>>(model, job.group);
@@ -199,11 +208,13 @@ int run(const Options& o, Job& job) {
   // Test hook (tests/apps/test_train_gpt.sh): GRADRING_TEST_KILL_AT_STEP=N SIGKILLs this
   // process right after step N and its snapshot.
   const int64_t kill_at = apps::env_int("GRADRING_TEST_KILL_AT_STEP");
+  if (!o.profile.empty()) profiler::enable();
   apps::ProgressBar bar("train", o.steps, std::chrono::seconds(o.json ? 0 : 5));
   const int64_t tokens_per_step = B * T * o.grad_accum * job.world;
   double timed_seconds = 0, train_loss = NAN, val_loss = NAN;
   int64_t timed_tokens = 0;
   const int64_t first_step = step;
+  const int64_t warm_steps = std::min<int64_t>(3, (o.steps - first_step) / 2);  // left out of tokens/s
   for (; step < o.steps; ++step) {
     const auto t0 = Clock::now();
     for (auto& group : optimizer->param_groups()) group.options().set_lr(lr_at(o, step));
@@ -228,15 +239,20 @@ int run(const Options& o, Job& job) {
     if (o.clip > 0) nn::utils::clip_grad_norm_(params, o.clip);
     optimizer->step();
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (step - first_step >= 3) {  // the first steps warm the allocator and the caches
+    if (step - first_step >= warm_steps) {  // the first steps warm the allocator and the caches
       timed_seconds += seconds;
       timed_tokens += tokens_per_step;
     }
     const bool last = step + 1 == o.steps;
-    const bool eval_now = o.eval_every > 0 && ((step + 1) % o.eval_every == 0 || last);
+    const bool eval_now = last || (o.eval_every > 0 && (step + 1) % o.eval_every == 0);
     const bool report = eval_now || last || step % 10 == 0;
     if (report) train_loss = apps::reduce(job, {loss_sum})[0] / job.world;
-    if (eval_now) val_loss = evaluate(job, model, val, o.eval_windows, B);
+    if (eval_now) {  // the profile covers training steps only
+      const bool profiling = profiler::enabled();
+      profiler::enable(false);
+      val_loss = evaluate(job, model, val, o.eval_windows, B);
+      profiler::enable(profiling);
+    }
     if ((o.save_every > 0 && (step + 1) % o.save_every == 0) || last) {
       const int64_t done = step;
       step = done + 1;  // the snapshot holds the steps done
@@ -265,6 +281,13 @@ int run(const Options& o, Job& job) {
   }
   bar.finish();
   if (curve != nullptr) std::fclose(curve);
+  if (!o.profile.empty()) {
+    profiler::enable(false);
+    if (job.leader()) {
+      profiler::write_chrome_trace(o.profile);
+      if (!o.json) std::printf("profile (training steps, rank 0):\n%s(trace written to %s)\n", profiler::table().c_str(), o.profile.c_str());
+    }
+  }
   if (!o.save.empty() && job.leader()) save(model, o.save);
   const double tps = timed_seconds > 0 ? static_cast<double>(timed_tokens) / timed_seconds : 0;
   std::string text;
@@ -319,6 +342,7 @@ int main(int argc, char** argv) {
   app.add_option("--save", o.save, "write the final weights here (safetensors; rank 0)");
   auto* snapshot_opt = app.add_option("--snapshot", o.snapshot, "resume from this snapshot if it exists; rank 0 writes it every --save-every steps and at the end");
   app.add_option("--save-every", o.save_every, "steps between snapshots (0: the end only)")->capture_default_str()->check(apps::non_negative())->needs(snapshot_opt);
+  app.add_option("--profile", o.profile, "profile the training steps: print a per-op table and write a Chrome trace here (rank 0's)");
   app.add_option("--curve", o.curve, "append step,train_loss,val_loss lines to this CSV file (rank 0)");
   app.add_option("--sample", o.sample, "bytes of text to sample at the end (0: none)")->capture_default_str()->check(apps::non_negative());
   app.add_option("--temperature", o.temperature, "sampling temperature (0: greedy)")->capture_default_str()->check(apps::non_negative());

@@ -49,9 +49,11 @@ close() {  # close A B WHAT: the weights agree to 1e-12
   echo "train_gpt: $3: max difference $d"
 }
 
-common=(--data "$tmp/corpus.txt" --dtype float64 --layers 2 --heads 2 --embd 32 --block 16 --steps 3 --warmup 1
-        --eval-every 0 --eval-windows 8 --sample 0 --seed 5)
+base=(--data "$tmp/corpus.txt" --dtype float64 --layers 2 --heads 2 --embd 32 --block 16 --warmup 1
+      --eval-every 0 --eval-windows 8 --seed 5)
+common=("${base[@]}" --steps 3 --sample 0)
 one() { timeout 300 "$app" "${common[@]}" --threads 1 "$@" > "$tmp/out.log" 2>&1 || fail "train_gpt $*: exit code $?"; }
+one5() { timeout 300 "$app" "${base[@]}" --threads 1 "$@" > "$tmp/out.log" 2>&1 || fail "train_gpt $*: exit code $?"; }
 ranks() {  # ranks N [options]: N ranks under gradring-run
   local n=$1; shift
   timeout 300 "$run" --nproc-per-node "$n" --standalone "$app" "${common[@]}" "$@" > "$tmp/out.log" 2>&1 ||
@@ -78,26 +80,26 @@ close "$tmp/one.st" "$tmp/two_accum.st" "2 ranks with --grad-accum 2 (no_sync) v
 
 # Resume: 5 steps straight, against a run SIGKILLed after step 3 (snapshots every step) and
 # started again: it resumes at step 3. Dropout on: the generator's state is in the snapshot.
-resume=(--batch-size 4 --steps 5 --dropout 0.1)
-one "${resume[@]}" --save "$tmp/straight.st"
+resume=(--batch-size 4 --steps 5 --dropout 0.1 --sample 0)
+one5 "${resume[@]}" --save "$tmp/straight.st"
 set +e
-GRADRING_TEST_KILL_AT_STEP=3 timeout 300 "$app" "${common[@]}" --threads 1 "${resume[@]}" --snapshot "$tmp/snap" \
+GRADRING_TEST_KILL_AT_STEP=3 timeout 300 "$app" "${base[@]}" --threads 1 "${resume[@]}" --snapshot "$tmp/snap" \
   --save-every 1 > "$tmp/out.log" 2>&1
 rc=$?
 set -e
 [ "$rc" -eq 137 ] || fail "the run to be killed ended with exit code $rc, not 137 (SIGKILL)"
-one "${resume[@]}" --snapshot "$tmp/snap" --save "$tmp/resumed.st"
+one5 "${resume[@]}" --snapshot "$tmp/snap" --save "$tmp/resumed.st"
 grep -q "resuming from $tmp/snap at step 3" "$tmp/out.log" || fail "the second start did not resume at step 3"
 cmp "$tmp/straight.st" "$tmp/resumed.st" || fail "the resumed run's weights differ from the uninterrupted run's"
 
 # Sampling from the saved weights, and clear errors.
-one --generate --load "$tmp/one.st" --sample 40 --prompt "to be"
+one5 --generate --load "$tmp/one.st" --sample 40 --prompt "to be"
 [ "$(head -c 5 "$tmp/out.log")" = "to be" ] || fail "--generate does not continue the prompt"
 if "$app" --data "$tmp/absent.txt" --steps 1 > "$tmp/out.log" 2>&1; then fail "a missing corpus was accepted"; fi
 grep -q "no corpus at '$tmp/absent.txt'" "$tmp/out.log" || fail "the missing-corpus error does not name the file"
 if "$app" --model huge > "$tmp/out.log" 2>&1; then fail "--model huge was accepted"; fi
 if "$app" --generate > "$tmp/out.log" 2>&1; then fail "--generate without --load was accepted"; fi
 grep -q "needs --load" "$tmp/out.log" || fail "--generate without --load: unclear error"
-if "$app" "${common[@]}" --embd 30 --heads 4 > "$tmp/out.log" 2>&1; then fail "a width not divisible by the heads was accepted"; fi
+if "$app" --data "$tmp/corpus.txt" --embd 30 --heads 4 --steps 1 > "$tmp/out.log" 2>&1; then fail "a width not divisible by the heads was accepted"; fi
 grep -q "must be a multiple of the heads" "$tmp/out.log" || fail "width/heads: unclear error"
 echo "train_gpt: PASSED"

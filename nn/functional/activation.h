@@ -1,6 +1,6 @@
 // gr::nn::functional's activations (libtorch's torch/nn/functional/activation.h):
 //   F::gelu(x, F::GELUFuncOptions().approximate("tanh")); F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(0.2))
-// `inplace` options write the result into x (x.copy_(result)) and return x.
+// `inplace` options write the result into x and return x (see detail::maybe_inplace).
 #pragma once
 
 #include <optional>
@@ -12,9 +12,12 @@
 namespace gr::nn::functional {
 
 namespace detail {
-inline Tensor maybe_inplace(const Tensor& x, const Tensor& result, bool inplace) {
-  if (!inplace) return result;
-  x.copy_(result);
+// f(x), or with inplace f's result copied into x. When x has autograd history f runs on a
+// clone, so the value f's backward saved is not the one the copy overwrites.
+template <class F>
+Tensor maybe_inplace(const Tensor& x, bool inplace, F f) {
+  if (!inplace) return f(x);
+  x.copy_(f(x.requires_grad() ? x.clone() : x));
   return x;
 }
 }  // namespace detail
@@ -32,7 +35,7 @@ struct LeakyReLUFuncOptions {
   GR_ARG(bool, inplace) = false;
 };
 inline Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& o = {}) {
-  return detail::maybe_inplace(x, gr::leaky_relu(x, o.negative_slope()), o.inplace());
+  return detail::maybe_inplace(x, o.inplace(), [&](const Tensor& t) { return gr::leaky_relu(t, o.negative_slope()); });
 }
 
 struct ELUFuncOptions {
@@ -40,7 +43,7 @@ struct ELUFuncOptions {
   GR_ARG(bool, inplace) = false;
 };
 inline Tensor elu(const Tensor& x, const ELUFuncOptions& o = {}) {
-  return detail::maybe_inplace(x, gr::elu(x, o.alpha()), o.inplace());
+  return detail::maybe_inplace(x, o.inplace(), [&](const Tensor& t) { return gr::elu(t, o.alpha()); });
 }
 
 struct SELUFuncOptions {
@@ -48,7 +51,7 @@ struct SELUFuncOptions {
   GR_ARG(bool, inplace);
 };
 inline Tensor selu(const Tensor& x, const SELUFuncOptions& o = {}) {
-  return detail::maybe_inplace(x, gr::selu(x), o.inplace());
+  return detail::maybe_inplace(x, o.inplace(), [](const Tensor& t) { return gr::selu(t); });
 }
 
 inline Tensor prelu(const Tensor& x, const Tensor& weight) { return gr::prelu(x, weight); }
@@ -67,7 +70,7 @@ struct HardtanhFuncOptions {
   GR_ARG(bool, inplace) = false;
 };
 inline Tensor hardtanh(const Tensor& x, const HardtanhFuncOptions& o = {}) {
-  return detail::maybe_inplace(x, gr::hardtanh(x, o.min_val(), o.max_val()), o.inplace());
+  return detail::maybe_inplace(x, o.inplace(), [&](const Tensor& t) { return gr::hardtanh(t, o.min_val(), o.max_val()); });
 }
 
 struct ReLU6FuncOptions {
@@ -75,7 +78,7 @@ struct ReLU6FuncOptions {
   GR_ARG(bool, inplace);
 };
 inline Tensor relu6(const Tensor& x, const ReLU6FuncOptions& o = {}) {
-  return detail::maybe_inplace(x, gr::relu6(x), o.inplace());
+  return detail::maybe_inplace(x, o.inplace(), [](const Tensor& t) { return gr::relu6(t); });
 }
 
 // softmax / log_softmax along dim, computed in `dtype` when given (the input is cast first).

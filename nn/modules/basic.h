@@ -79,9 +79,15 @@ class IdentityImpl : public Module {
 };
 GR_MODULE(Identity);
 
+struct LogSoftmaxOptions {
+  LogSoftmaxOptions(int64_t dim) : dim_(dim) {}
+  GR_ARG(int64_t, dim);
+};
+
 class LogSoftmaxImpl : public Module {
  public:
   explicit LogSoftmaxImpl(int64_t dim) : Module("gr::nn::LogSoftmax"), dim(dim) {}
+  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options) : LogSoftmaxImpl(options.dim()) {}
   Tensor forward(const Tensor& x) { return x.log_softmax(dim); }
   void pretty_print(std::ostream& out) const override { out << "gr::nn::LogSoftmax(dim=" << dim << ")"; }
   int64_t dim;

@@ -53,7 +53,7 @@ const std::map<std::string, std::function<Layer()>>& layers() {
       {"hardtanh", [] { return layer(Hardtanh(HardtanhOptions().min_val(-0.5).max_val(1.5))); }},
       {"relu6", [] { return layer(ReLU6()); }},
       {"softmax", [] { return layer(Softmax(1)); }},
-      {"log_softmax", [] { return layer(LogSoftmax(-1)); }},
+      {"log_softmax", [] { return layer(LogSoftmax(LogSoftmaxOptions(-1))); }},
       {"identity", [] { return layer(Identity()); }},
       {"unflatten", [] { return layer(Unflatten(UnflattenOptions(1, {2, 3}))); }},
       {"rmsnorm", [] { return layer(RMSNorm(RMSNormOptions({4}))); }},
@@ -242,6 +242,14 @@ TEST_CASE("activation functionals: options, inplace, errors") {
   Tensor r = F::elu(y, F::ELUFuncOptions().inplace(true));
   CHECK(r.data_ptr() == y.data_ptr());
   CHECK(y[0].item<double>() == doctest::Approx(std::expm1(-2.0)));
+  // In place on a tensor with history (DCGAN's LeakyReLU(inplace)): backward still works.
+  Tensor leaf = x.clone().requires_grad_(true);
+  Tensor h = leaf * 2;
+  gr::nn::LeakyReLU act(gr::nn::LeakyReLUOptions().negative_slope(0.1).inplace(true));
+  Tensor out = act(h);
+  CHECK(out.data_ptr() == h.data_ptr());
+  out.sum().backward();
+  gr::test::check_values(leaf.grad(), {0.2, 0.2, 2, 2});
   // float32 runs the same functors (gelu against the float64 values).
   CHECK(allclose(gr::gelu(x.to(kFloat32), "tanh").to(kFloat64), gr::gelu(x, "tanh"), 1e-6, 1e-6));
   CHECK(gr::test::error_of([&] { gr::gelu(x, "fast"); }).find("gelu: approximate must be \"none\" or \"tanh\"") !=

@@ -5,6 +5,7 @@
 #include "nn/init.h"
 #include "nn/module.h"
 #include "nn/module_holder.h"
+#include "nn/modules/attention.h"
 #include "nn/modules/basic.h"
 #include "nn/modules/batchnorm.h"
 #include "nn/modules/conv.h"

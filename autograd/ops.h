@@ -440,6 +440,47 @@ Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indic
 
 // ---- creation, conversion, random and dtypes (breadth) ----
 
+// ---- nn breadth: norm ----
+// Normalisation (autograd/functions/layer_norm.cpp, norms.cpp): statistics over the trailing
+// normalized_shape dims (layer/rms), over channel groups (group_norm) or per (N, C) instance.
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5, bool cudnn_enable = true);
+// eps nullopt: the input dtype's machine epsilon, as torch.
+Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = {},
+                std::optional<double> eps = std::nullopt);
+// input [N, C, *], C divisible by num_groups; weight and bias [C].
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5, bool cudnn_enabled = true);
+// input [N, C, *]: batch_norm of each (n, c) instance; running stats (optional) are averaged over N.
+Tensor instance_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                     const Tensor& running_var, bool use_input_stats, double momentum, double eps,
+                     bool cudnn_enabled = true);
+// Embeddings (embedding.cpp): weight [num_embeddings, dim], integer indices of any shape ->
+// [*indices.shape, dim]; the padding_idx row gets no gradient. scale_grad_by_freq divides
+// each row's gradient by its index's count in the batch; sparse gradients are refused.
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1,
+                 bool scale_grad_by_freq = false, bool sparse = false);
+// mode 0 sum, 1 mean, 2 max; indices 1-D with offsets (bag starts) or 2-D (one bag per row).
+// Returns (output, offset2bag, bag_size, max_indices) as torch's.
+std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(const Tensor& weight, const Tensor& indices,
+                                                         const Tensor& offsets, bool scale_grad_by_freq = false,
+                                                         int64_t mode = 0, bool sparse = false,
+                                                         const Tensor& per_sample_weights = {},
+                                                         bool include_last_offset = false,
+                                                         std::optional<int64_t> padding_idx = std::nullopt);
+// Activations (activation_ops.cpp): approximate "none" (erf) or "tanh".
+Tensor gelu(const Tensor& self, std::string_view approximate = "none");
+Tensor silu(const Tensor& self);
+Tensor mish(const Tensor& self);
+Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope = 0.01);
+// scale * (x > 0 ? x : alpha * (exp(input_scale * x) - 1))
+Tensor elu(const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1);
+Tensor selu(const Tensor& self);
+Tensor hardtanh(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1);
+Tensor relu6(const Tensor& self);
+// weight: one slope, or one per channel (dim 1 of self).
+Tensor prelu(const Tensor& self, const Tensor& weight);
+
 // ---- operators ----
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }

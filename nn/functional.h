@@ -6,7 +6,10 @@
 #include <optional>
 
 #include "autograd/ops.h"
+#include "nn/functional/activation.h"
 #include "nn/functional/attention.h"
+#include "nn/functional/embedding.h"
+#include "nn/functional/normalization.h"
 #include "nn/modules/pooling.h"
 #include "nn/options.h"
 

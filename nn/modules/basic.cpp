@@ -28,4 +28,12 @@ void FlattenImpl::pretty_print(std::ostream& out) const {
   out << "gr::nn::Flatten(start_dim=" << options.start_dim() << ", end_dim=" << options.end_dim() << ")";
 }
 
+Tensor UnflattenImpl::forward(const Tensor& x) { return gr::unflatten(x, options.dim(), options.sizes()); }
+
+void UnflattenImpl::pretty_print(std::ostream& out) const {
+  out << "gr::nn::Unflatten(dim=" << options.dim() << ", unflattened_size={";
+  for (size_t i = 0; i < options.sizes().size(); ++i) out << (i ? ", " : "") << options.sizes()[i];
+  out << "})";
+}
+
 }  // namespace gr::nn

@@ -1,5 +1,8 @@
-// Parameter-free layers: ReLU, Dropout, Flatten, LogSoftmax.
+// Parameter-free layers: ReLU, Dropout, Flatten, Unflatten, Identity, LogSoftmax.
 #pragma once
+
+#include <utility>
+#include <vector>
 
 #include "nn/module.h"
 #include "nn/module_holder.h"
@@ -49,6 +52,32 @@ class FlattenImpl : public Module {
   FlattenOptions options;
 };
 GR_MODULE(Flatten);
+
+struct UnflattenOptions {
+  UnflattenOptions(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  GR_ARG(int64_t, dim);
+  GR_ARG(std::vector<int64_t>, sizes);
+};
+
+// Splits dim into `sizes` (one of them may be -1).
+class UnflattenImpl : public Module {
+ public:
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : UnflattenImpl(UnflattenOptions(dim, std::move(sizes))) {}
+  explicit UnflattenImpl(const UnflattenOptions& options) : Module("gr::nn::Unflatten"), options(options) {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+  UnflattenOptions options;
+};
+GR_MODULE(Unflatten);
+
+// Returns its input (a placeholder layer).
+class IdentityImpl : public Module {
+ public:
+  IdentityImpl() : Module("gr::nn::Identity") {}
+  Tensor forward(const Tensor& x) { return x; }
+  void pretty_print(std::ostream& out) const override { out << "gr::nn::Identity()"; }
+};
+GR_MODULE(Identity);
 
 class LogSoftmaxImpl : public Module {
  public:

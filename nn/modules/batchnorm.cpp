@@ -1,5 +1,7 @@
-// BatchNorm2d layer.
+// BatchNorm1d/2d/3d layers.
 #include "nn/modules/batchnorm.h"
+
+#include <string>
 
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
@@ -10,8 +12,11 @@
 
 namespace gr::nn {
 
-BatchNorm2dImpl::BatchNorm2dImpl(const BatchNorm2dOptions& o) : Module("gr::nn::BatchNorm2d"), options(o) {
-  GR_CHECK(o.num_features() > 0, "BatchNorm2d: num_features must be positive, got ", o.num_features());
+BatchNorm2dImpl::BatchNorm2dImpl(const BatchNorm2dOptions& o) : BatchNorm2dImpl(o, "gr::nn::BatchNorm2d", 4, 4) {}
+
+BatchNorm2dImpl::BatchNorm2dImpl(const BatchNorm2dOptions& o, const char* name, int64_t min_dim, int64_t max_dim)
+    : Module(name), options(o), min_dim_(min_dim), max_dim_(max_dim) {
+  GR_CHECK(o.num_features() > 0, this->name(), ": num_features must be positive, got ", o.num_features());
   if (o.affine()) {
     weight = register_parameter("weight", empty({o.num_features()}));
     bias = register_parameter("bias", empty({o.num_features()}));
@@ -41,8 +46,10 @@ void BatchNorm2dImpl::reset_parameters() {
 }
 
 Tensor BatchNorm2dImpl::forward(const Tensor& x) {
-  GR_CHECK(x.dim() == 4, "BatchNorm2d: expected 4D input (got ", x.dim(), "D input)");
-  GR_CHECK(x.size(1) == options.num_features(), "BatchNorm2d: expected ", options.num_features(),
+  GR_CHECK(x.dim() >= min_dim_ && x.dim() <= max_dim_, name(), ": expected ", min_dim_, "D",
+           max_dim_ > min_dim_ ? " or " + std::to_string(max_dim_) + "D" : std::string(), " input (got ", x.dim(),
+           "D input)");
+  GR_CHECK(x.size(1) == options.num_features(), name(), ": expected ", options.num_features(),
            " channels, got input of shape ", x.sizes());
   double momentum = options.momentum().value_or(0.0);
   if (is_training() && options.track_running_stats()) {
@@ -57,7 +64,7 @@ Tensor BatchNorm2dImpl::forward(const Tensor& x) {
 }
 
 void BatchNorm2dImpl::pretty_print(std::ostream& out) const {
-  out << (backend_ ? backend_->name() : "gr::nn::BatchNorm2d") << "(" << options.num_features() << ", eps=" << options.eps() << ", momentum=";
+  out << (backend_ ? backend_->name() : name()) << "(" << options.num_features() << ", eps=" << options.eps() << ", momentum=";
   if (options.momentum()) out << *options.momentum();
   else out << "None";
   out << ", affine=" << (options.affine() ? "true" : "false")

@@ -1,5 +1,7 @@
-// BatchNorm2d: normalises each channel of [N, C, H, W] with batch statistics in training
-// (updating running_mean/running_var) and with the running statistics in eval.
+// BatchNorm1d/2d/3d: normalise each channel of [N, C] or [N, C, L] / [N, C, H, W] /
+// [N, C, D, H, W] with batch statistics in training (updating running_mean/running_var) and
+// with the running statistics in eval. BatchNorm1d and BatchNorm3d are BatchNorm2d with
+// another input rank (so SyncBatchNorm conversion reaches them too, as in PyTorch).
 #pragma once
 
 #include <optional>
@@ -20,6 +22,10 @@ struct BatchNorm2dOptions {
   GR_ARG(bool, affine) = true;
   GR_ARG(bool, track_running_stats) = true;
 };
+
+using BatchNormOptions = BatchNorm2dOptions;
+using BatchNorm1dOptions = BatchNorm2dOptions;
+using BatchNorm3dOptions = BatchNorm2dOptions;
 
 class BatchNorm2dImpl;
 
@@ -55,9 +61,30 @@ class BatchNorm2dImpl : public Module {
   Tensor weight, bias;                                       // affine only
   Tensor running_mean, running_var, num_batches_tracked;     // track_running_stats only
 
+ protected:
+  // BatchNorm1d/3d: another name and the input ranks accepted.
+  BatchNorm2dImpl(const BatchNorm2dOptions& options, const char* name, int64_t min_dim, int64_t max_dim);
+
  private:
   std::shared_ptr<BatchNormBackend> backend_;  // null: local batch statistics
+  int64_t min_dim_ = 4, max_dim_ = 4;
 };
 GR_MODULE(BatchNorm2d);
+
+// Input [N, C] or [N, C, L].
+class BatchNorm1dImpl : public BatchNorm2dImpl {
+ public:
+  explicit BatchNorm1dImpl(int64_t num_features) : BatchNorm1dImpl(BatchNorm1dOptions(num_features)) {}
+  explicit BatchNorm1dImpl(const BatchNorm1dOptions& options) : BatchNorm2dImpl(options, "gr::nn::BatchNorm1d", 2, 3) {}
+};
+GR_MODULE(BatchNorm1d);
+
+// Input [N, C, D, H, W].
+class BatchNorm3dImpl : public BatchNorm2dImpl {
+ public:
+  explicit BatchNorm3dImpl(int64_t num_features) : BatchNorm3dImpl(BatchNorm3dOptions(num_features)) {}
+  explicit BatchNorm3dImpl(const BatchNorm3dOptions& options) : BatchNorm2dImpl(options, "gr::nn::BatchNorm3d", 5, 5) {}
+};
+GR_MODULE(BatchNorm3d);
 
 }  // namespace gr::nn

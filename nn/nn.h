@@ -6,6 +6,7 @@
 #include "nn/module.h"
 #include "nn/module_holder.h"
 #include "nn/modules/activation.h"
+#include "nn/modules/attention.h"
 #include "nn/modules/basic.h"
 #include "nn/modules/batchnorm.h"
 #include "nn/modules/conv.h"

@@ -218,3 +218,46 @@ std::ostream& operator<<(std::ostream& out, const Module& module) {
 }
 
 }  // namespace gr::nn
+
+namespace gr::nn {
+
+std::shared_ptr<Module> Module::clone(const std::optional<Device>& device) const {
+  GR_CHECK(clone_factory_ != nullptr, "clone: ", name_,
+           " cannot be cloned: it was not constructed through its module holder (e.g. Linear(3, 4)) or its "
+           "constructor arguments cannot be copied");
+  std::shared_ptr<Module> copy = clone_factory_();
+  copy->copy_state_from(*this);
+  if (device) copy->to(*device);
+  return copy;
+}
+
+void Module::copy_state_from(const Module& other) {
+  NoGradGuard no_grad;
+  auto copy_tensors = [&](OrderedDict<Tensor>& mine, const OrderedDict<Tensor>& theirs, const char* kind) {
+    GR_CHECK(mine.keys() == theirs.keys(), "clone: the fresh ", name_, " has other ", kind, " (",
+             mine.size(), ") than the original (", theirs.size(), ")");
+    for (size_t i = 0; i < mine.size(); ++i) {
+      Tensor& dst = mine[i].value();
+      const Tensor& src = theirs[i].value();
+      if (!src.defined()) continue;
+      GR_CHECK(dst.defined() && dst.unsafe_impl() != src.unsafe_impl(), "clone: ", kind, " '", mine[i].key(),
+               "' of ", name_, " would be shared with the original (a submodule passed to the constructor?)");
+      // The fresh module's own tensor (its members hold it) takes a copy of the original's
+      // storage, dtype and device.
+      assign_in_place(dst, src.detach().clone());
+      dst.set_requires_grad(src.requires_grad());
+    }
+  };
+  copy_tensors(parameters_, other.parameters_, "parameter");
+  copy_tensors(buffers_, other.buffers_, "buffer");
+  training_ = other.training_;
+  GR_CHECK(children_.keys() == other.children_.keys(), "clone: the fresh ", name_,
+           " has other submodules than the original");
+  for (size_t i = 0; i < children_.size(); ++i) {
+    GR_CHECK(children_[i].value() != other.children_[i].value(), "clone: submodule '", children_[i].key(), "' of ",
+             name_, " would be shared with the original (a submodule passed to the constructor?)");
+    children_[i].value()->copy_state_from(*other.children_[i].value());
+  }
+}
+
+}  // namespace gr::nn

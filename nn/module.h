@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -77,9 +78,33 @@ class Module : public std::enable_shared_from_this<Module> {
   // Prints one line describing this module (children are printed by operator<<).
   virtual void pretty_print(std::ostream& out) const;
 
+  // ---- casting and copying ----
+  // This module as T (an Impl, or a holder such as Linear meaning LinearImpl); nullptr if
+  // it is not one.
+  template <class T>
+  auto* as() noexcept {
+    if constexpr (requires { typename T::ContainedType; }) return dynamic_cast<typename T::ContainedType*>(this);
+    else return dynamic_cast<T*>(this);
+  }
+  template <class T>
+  const auto* as() const noexcept {
+    if constexpr (requires { typename T::ContainedType; }) return dynamic_cast<const typename T::ContainedType*>(this);
+    else return dynamic_cast<const T*>(this);
+  }
+  // A deep copy: new parameters and buffers with this module's values, requires_grad and
+  // training mode, on `device` if given. See Note [Module clone].
+  virtual std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const;
+  // How clone() makes a fresh module of this one's structure (set by ModuleHolder).
+  void set_clone_factory(std::function<std::shared_ptr<Module>()> factory) { clone_factory_ = std::move(factory); }
+
   // The module's own (non-recursive) parameters and buffers.
   const OrderedDict<Tensor>& own_parameters() const { return parameters_; }
   const OrderedDict<Tensor>& own_buffers() const { return buffers_; }
+
+ protected:
+  // Copies other's parameter and buffer values, requires_grad flags and training mode into
+  // this module of the same structure, recursively; refuses to copy a tensor onto itself.
+  void copy_state_from(const Module& other);
 
  private:
   void check_child_name(const std::string& name, const char* op) const;
@@ -93,6 +118,7 @@ class Module : public std::enable_shared_from_this<Module> {
   OrderedDict<Tensor> buffers_;
   std::vector<std::string> non_persistent_;
   OrderedDict<std::shared_ptr<Module>> children_;
+  std::function<std::shared_ptr<Module>()> clone_factory_;
 };
 
 // Prints the module tree: "Name(...)" with "(child): ..." lines, like torch.

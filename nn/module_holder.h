@@ -12,10 +12,13 @@ namespace gr::nn {
 template <class Impl>
 class ModuleHolder {
  public:
+  using ContainedType = Impl;
   // Constructs the Impl with no arguments (only when it has a default constructor).
   ModuleHolder()
     requires std::is_default_constructible_v<Impl>
-      : impl_(std::make_shared<Impl>()) {}
+      : impl_(std::make_shared<Impl>()) {
+    impl_->set_clone_factory([] { return std::make_shared<Impl>(); });
+  }
   // An empty holder, to be assigned later.
   ModuleHolder(std::nullptr_t) {}
   ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -26,7 +29,7 @@ class ModuleHolder {
              !std::is_same_v<std::decay_t<First>, std::shared_ptr<Impl>> &&
              std::is_constructible_v<Impl, First, Rest...>)
   explicit ModuleHolder(First&& first, Rest&&... rest)
-      : impl_(std::make_shared<Impl>(std::forward<First>(first), std::forward<Rest>(rest)...)) {}
+      : impl_(construct(std::forward<First>(first), std::forward<Rest>(rest)...)) {}
 
   Impl* operator->() const { return checked(); }
   Impl& operator*() const { return *checked(); }
@@ -35,6 +38,12 @@ class ModuleHolder {
   bool is_empty() const { return impl_ == nullptr; }
   explicit operator bool() const { return impl_ != nullptr; }
 
+  // Indexes a container's Impl: sequential[0], module_list[i], module_dict["key"].
+  template <class Arg>
+  decltype(auto) operator[](Arg&& arg) const {
+    return (*checked())[std::forward<Arg>(arg)];
+  }
+
   // module(x, ...) calls module->forward(x, ...).
   template <class... Args>
   decltype(auto) operator()(Args&&... args) const {
@@ -42,6 +51,25 @@ class ModuleHolder {
   }
 
  private:
+  // Note [Module clone]: a module made by a holder keeps copies of its constructor arguments,
+  // and clone() builds a fresh module from them (same structure, new tensors) before copying
+  // the values in (Module::copy_state_from). Arguments that cannot be copied leave no
+  // factory, and clone() then says so; containers (Sequential, ModuleList, ModuleDict) clone
+  // their children instead. libtorch's Cloneable<T> (nn/cloneable.h) is accepted for ported
+  // code and clones the same way, so reset() is never called by clone().
+  template <class... Args>
+  static std::shared_ptr<Impl> construct(Args&&... args) {
+    if constexpr ((std::is_copy_constructible_v<std::decay_t<Args>> && ...) &&
+                  std::is_constructible_v<Impl, const std::decay_t<Args>&...>) {
+      auto factory = [... a = std::decay_t<Args>(std::forward<Args>(args))] { return std::make_shared<Impl>(a...); };
+      std::shared_ptr<Impl> impl = factory();
+      impl->set_clone_factory(std::move(factory));
+      return impl;
+    } else {
+      return std::make_shared<Impl>(std::forward<Args>(args)...);
+    }
+  }
+
   Impl* checked() const {
     GR_CHECK(impl_ != nullptr, "accessing an empty module holder: it was constructed with nullptr and never assigned");
     return impl_.get();

@@ -1,6 +1,7 @@
 // Everything in gr::nn: Module, the layers, functional, init.
 #pragma once
 
+#include "nn/cloneable.h"
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/module.h"
@@ -14,6 +15,7 @@
 #include "nn/modules/embedding.h"
 #include "nn/modules/linear.h"
 #include "nn/modules/loss.h"
+#include "nn/modules/modulelist.h"
 #include "nn/modules/normalization.h"
 #include "nn/modules/pooling.h"
 #include "nn/modules/sequential.h"

@@ -13,15 +13,17 @@ namespace gr {
 template <class V>
 class OrderedDict {
  public:
-  // An entry: key() and value() as libtorch's OrderedDict::Item, and still a std::pair
-  // (first, second, structured bindings).
+  // libtorch's item: key() and value(), and still a pair (.first, .second, structured bindings).
   struct Item : std::pair<std::string, V> {
     using std::pair<std::string, V>::pair;
     const std::string& key() const { return this->first; }
     V& value() { return this->second; }
     const V& value() const { return this->second; }
+    std::pair<std::string, V>& pair() { return *this; }
     const std::pair<std::string, V>& pair() const { return *this; }
   };
+  using Key = std::string;
+  using Value = V;
 
   // Adds a new key; a duplicate key is an error.
   V& insert(std::string key, V value) {
@@ -55,6 +57,26 @@ class OrderedDict {
     return *v;
   }
 
+  // The index-th item in insertion order.
+  Item& operator[](size_t index) {
+    GR_CHECK(index < items_.size(), "OrderedDict: index ", index, " is out of range (size ", items_.size(), ")");
+    return items_[index];
+  }
+  const Item& operator[](size_t index) const {
+    GR_CHECK(index < items_.size(), "OrderedDict: index ", index, " is out of range (size ", items_.size(), ")");
+    return items_[index];
+  }
+  const Item& front() const { return (*this)[0]; }
+  const Item& back() const { return (*this)[items_.size() - 1]; }
+  // Inserts or assigns every item of `other`, in its order.
+  void update(const OrderedDict& other) {
+    for (const auto& item : other) insert_or_assign(item.key(), item.value());
+  }
+  void clear() {
+    items_.clear();
+    index_.clear();
+  }
+
   const std::vector<Item>& items() const { return items_; }
   std::vector<std::string> keys() const {
     std::vector<std::string> k;
@@ -68,6 +90,7 @@ class OrderedDict {
   }
   size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
+  bool is_empty() const { return items_.empty(); }
   auto begin() const { return items_.begin(); }
   auto end() const { return items_.end(); }
   auto begin() { return items_.begin(); }

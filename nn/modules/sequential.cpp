@@ -1,18 +1,40 @@
-// Sequential forward and indexing.
+// Sequential forward, naming, indexing and cloning.
 #include "nn/modules/sequential.h"
 
 namespace gr::nn {
 
+SequentialImpl::SequentialImpl(std::initializer_list<NamedAnyModule> named) : Module("gr::nn::Sequential") {
+  for (const auto& entry : named) push_back(entry.name(), entry.module());
+}
+
+void SequentialImpl::push_back(std::string name, const AnyModule& module) {
+  register_module(std::move(name), module.ptr());
+  forwards_.push_back(module.forward_fn());
+}
+
 Tensor SequentialImpl::forward(const Tensor& x) {
   GR_CHECK(!forwards_.empty(), "Sequential: cannot call forward() on an empty Sequential");
   Tensor y = x;
-  for (const auto& f : forwards_) y = f(y);
+  const auto& children = named_children();
+  for (size_t i = 0; i < forwards_.size(); ++i) {
+    Module& m = *children[i].value();
+    profiler::ScopedEvent span(profiler::enabled() ? m.name() : std::string(), "module");
+    y = forwards_[i](m, y);
+  }
   return y;
 }
 
 std::shared_ptr<Module> SequentialImpl::operator[](size_t i) const {
   GR_CHECK(i < forwards_.size(), "Sequential: index ", i, " is out of range (size ", forwards_.size(), ")");
-  return named_children().items()[i].second;
+  return named_children()[i].value();
+}
+
+std::shared_ptr<Module> SequentialImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<SequentialImpl>();
+  for (size_t i = 0; i < forwards_.size(); ++i)
+    copy->push_back(named_children()[i].key(), AnyModule(named_children()[i].value()->clone(device), forwards_[i]));
+  copy->train(is_training());
+  return copy;
 }
 
 }  // namespace gr::nn

@@ -406,10 +406,11 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
     r.grad_bytes = static_cast<double>(runs[i]->ddp.reducer().gradient_bytes()) / n;
     r.state_bytes = static_cast<double>(runs[i]->optimizer_state_bytes()) / n;
   }
-  // A separate trace of a few overlap steps alone, for reading in chrome://tracing or Perfetto.
+  // A separate trace of a few steps of the overlap mode (and of each sharding mode) alone, for
+  // reading in chrome://tracing or Perfetto.
   if (!o.trace_dir.empty())
     for (auto& run : runs)
-      if (run->mode == "overlap") {
+      if (run->mode == "overlap" || run->mode == "zero1" || steps_in_backward(run->mode)) {
         pg->barrier()->wait();
         profiler::enable();
         for (int s = 0; s < 3; ++s) {
@@ -417,7 +418,9 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
           run->step(x, y);
         }
         profiler::enable(false);
-        const std::string path = o.trace_dir + "/bench_ddp_" + name + "_rank" + std::to_string(pg->rank()) + ".json";
+        const std::string suffix = run->mode == "overlap" ? "" : "_" + run->mode;
+        const std::string path =
+            o.trace_dir + "/bench_ddp_" + name + suffix + "_rank" + std::to_string(pg->rank()) + ".json";
         profiler::write_chrome_trace(path, pg->rank(), "rank " + std::to_string(pg->rank()));
         profiler::reset();
         progress.line("wrote %s (and the other ranks' traces next to it)", path.c_str());

@@ -53,6 +53,7 @@
 #include "distributed/ddp/comm_hooks.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/ddp/sync_batch_norm.h"
+#include "distributed/ddp/zero_redundancy_optimizer.h"
 #include "distributed/launch/launcher.h"
 #include "distributed/store/file_store.h"
 #include "distributed/store/prefix_store.h"

@@ -1,10 +1,14 @@
 // bench_ddp: one DDP training step (zero_grad, forward, backward, SGD step) of the reference
 // CNN and of ResNet-18 on synthetic data, in four gradient-communication modes: overlapped
 // buckets (DDP's defaults), one all-reduce after backward, one all-reduce per parameter, and
-// none (no_sync). Each mode's averaged gradients are first checked against a hand-made
-// all-reduce of the local gradients; then the modes take turns step by step under the
+// none (no_sync); and three sharding modes (asked for with --modes): zero1
+// (ZeroRedundancyOptimizer), zero2 (shard_gradients) and optimizer-in-backward. Each mode's
+// averaged gradients are first checked against a hand-made all-reduce of the local gradients
+// (the in-backward modes, which keep no gradients, are checked by their parameters against
+// the overlap mode's after the timed steps); then the modes take turns step by step under the
 // profiler, and the Reducer's "allreduce bucket k" spans tell how much communication was
-// hidden behind backward. docs/benchmarks.md has results; run it under the launcher:
+// hidden behind backward. A memory table gives bytes per parameter for parameters, gradients
+// and optimizer state in each mode. docs/benchmarks.md has results; run it under the launcher:
 //   gradring-run --nproc-per-node 2 --standalone bench_ddp
 #include <sys/resource.h>
 
@@ -26,8 +30,9 @@
 #include "common/reference_cnn.h"
 #include "common/resnet.h"
 #include "core/native/conv2d.h"
-#include "distributed/ddp/ddp.h"
 #include "distributed/backends/init.h"
+#include "distributed/ddp/ddp.h"
+#include "distributed/ddp/zero_redundancy_optimizer.h"
 
 using namespace gr;
 using namespace gr::distributed;
@@ -55,7 +60,18 @@ DistributedDataParallelOptions mode_options(const std::string& mode) {
   DistributedDataParallelOptions o;
   if (mode == "after-backward") o.bucket_cap_mb(1e9).first_bucket_cap_mb(1e9);
   if (mode == "per-parameter") o.bucket_cap_mb(1e-6).first_bucket_cap_mb(1e-6);
+  if (mode == "zero2") o.shard_gradients(true);
   return o;
+}
+
+bool steps_in_backward(const std::string& mode) { return mode == "zero2" || mode == "optimizer-in-backward"; }
+
+// Bytes of optimizer state tensors ("state.*" entries).
+int64_t state_bytes(const optim::Optimizer& opt) {
+  int64_t bytes = 0;
+  for (const auto& [key, t] : opt.state_dict())
+    if (key.rfind("state.", 0) == 0) bytes += static_cast<int64_t>(t.nbytes());
+  return bytes;
 }
 
 // Timestamps of one step (profiler clock, ns), and the CPU time the process used in it.
@@ -83,6 +99,8 @@ struct ModeResult {
   double hidden_until_wait_ms = 0;  // ... of which between backward's start and the DDP wait
   double wait_ms = 0;    // the "DDP wait" span at the end of backward
   double grad_err = -1;  // DDP's gradients against a hand-made all-reduce (-1: not checked)
+  double param_err = -1;  // parameters against the overlap mode's after the timed steps (-1: not checked)
+  double param_bytes = 0, grad_bytes = 0, state_bytes = 0;  // per parameter, on this rank, after a step
   std::vector<double> step_series;  // each timed step's time on the slowest rank, in order
   bool ranks_agree = true;  // parameters identical on every rank after the timed steps
 };
@@ -209,15 +227,28 @@ struct ModeRun {
       : mode(std::move(mode_)),
         sync(mode != "none"),
         model(std::move(model_)),
-        ddp(model, std::move(pg), mode_options(mode)),
-        opt(model->parameters(), optim::SGDOptions(0.01).momentum(0.9)) {}
+        ddp(model, pg, mode_options(mode)) {
+    const auto sgd = distributed::optimizer_class<optim::SGD>(optim::SGDOptions(0.01).momentum(0.9));
+    if (steps_in_backward(mode)) ddp.apply_optimizer_in_backward(sgd);
+    else if (mode == "zero1") opt = std::make_unique<distributed::ZeroRedundancyOptimizer>(model->parameters(), sgd, pg);
+    else opt = sgd({optim::OptimizerParamGroup(model->parameters())});
+  }
+
+  // Optimizer state bytes on this rank.
+  int64_t optimizer_state_bytes() const {
+    if (auto* zero = dynamic_cast<distributed::ZeroRedundancyOptimizer*>(opt.get())) return zero->state_bytes();
+    if (opt) return state_bytes(*opt);
+    int64_t bytes = 0;
+    for (const optim::Optimizer* o : ddp.reducer().in_backward_optimizers()) bytes += state_bytes(*o);
+    return bytes;
+  }
 
   // One training step; `none` runs it inside no_sync (no gradient communication).
   StepTimes step(const Tensor& x, const Tensor& y) {
     StepTimes t{};
     const int64_t cpu0 = process_cpu_ns();
     t.start = profiler::now_ns();
-    opt.zero_grad();
+    if (opt) opt->zero_grad();
     std::optional<nn::parallel::DistributedDataParallelBase::NoSyncGuard> no_sync;
     if (!sync) no_sync.emplace(ddp);
     Tensor loss = nll_loss(ddp(x), y);
@@ -225,7 +256,7 @@ struct ModeRun {
     loss.backward();
     t.backward_end = profiler::now_ns();
     no_sync.reset();
-    opt.step();
+    if (opt) opt->step();
     t.end = profiler::now_ns();
     t.cpu_ns = process_cpu_ns() - cpu0;
     if (profiler::enabled()) {
@@ -239,7 +270,7 @@ struct ModeRun {
   bool sync;
   std::shared_ptr<Impl> model;
   DistributedDataParallel<Impl> ddp;
-  optim::SGD opt;
+  std::unique_ptr<optim::Optimizer> opt;  // null: the step runs in backward
   std::vector<StepTimes> steps;  // the timed ones
 };
 
@@ -280,6 +311,23 @@ ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& eve
   return r;
 }
 
+// Bytes per parameter held on rank 0 after a step (tensor sizes: the parameters, the
+// gradients DDP keeps (.grad and the bucket buffers, or the shards), the optimizer state),
+// beside the ZeRO paper's formula for float32 and SGD with momentum (K = 4 bytes of state per
+// parameter): DDP 4 + 4 + K, ZeRO-1 4 + 4 + K/N, ZeRO-2 4 + (4 + K)/N. DDP here keeps the
+// gradients twice (.grad and the bucket; gradient_as_bucket_view saves one).
+void print_memory(const std::vector<ModeResult>& results, int world) {
+  std::printf("# memory on rank 0, bytes per parameter (float32, SGD momentum: K = 4), %d rank(s)\n", world);
+  std::printf("# %-22s %7s %7s %7s %7s %12s\n", "mode", "params", "grads", "state", "total", "paper");
+  const double n = world, k = 4;
+  for (const ModeResult& r : results) {
+    if (r.mode == "none") continue;
+    const double paper = r.mode == "zero1" ? 4 + 4 + k / n : r.mode == "zero2" ? 4 + (4 + k) / n : 4 + 4 + k;
+    std::printf("  %-22s %7.2f %7.2f %7.2f %7.2f %12.2f\n", r.mode.c_str(), r.param_bytes, r.grad_bytes, r.state_bytes,
+                r.param_bytes + r.grad_bytes + r.state_bytes, paper);
+  }
+}
+
 const ModeResult* find_mode(const std::vector<ModeResult>& rs, const std::string& mode) {
   for (const ModeResult& r : rs)
     if (r.mode == mode) return &r;
@@ -302,7 +350,8 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
     runs.push_back(std::make_unique<ModeRun<Impl>>(mode, make(), pg));
     ModeRun<Impl>& run = *runs.back();
     progress.line("%s %s: checking DDP's gradients", name.c_str(), mode.c_str());
-    grad_err.push_back(run.sync ? check_gradients(run.ddp, run.model, run.opt, *pg, x, y) : -1);
+    const bool checkable = run.sync && run.opt;
+    grad_err.push_back(checkable ? check_gradients(run.ddp, run.model, *run.opt, *pg, x, y) : -1);
   }
   int64_t numel = 0, tensors = 0;
   for (const Tensor& p : runs.front()->model->parameters()) {
@@ -332,14 +381,36 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
   profiler::reset();
 
   std::vector<ModeResult> results;
+  const ModeRun<Impl>* reference = nullptr;
+  for (auto& run : runs)
+    if (run->mode == "overlap") reference = run.get();
   for (size_t i = 0; i < runs.size(); ++i) {
     results.push_back(summarise(*runs[i], events, *pg));
-    results.back().grad_err = grad_err[i];
+    ModeResult& r = results.back();
+    r.grad_err = grad_err[i];
+    // The sharding modes ran the same steps from the same weights as the overlap mode.
+    const bool sharding = runs[i]->mode == "zero1" || steps_in_backward(runs[i]->mode);
+    if (reference && sharding) {
+      double worst = 0;
+      const TensorList got = runs[i]->model->parameters(), want = reference->model->parameters();
+      for (size_t k = 0; k < got.size(); ++k)
+        worst = std::max(worst, (got[k] - want[k]).abs().max().item<double>() / (want[k].abs().max().item<double>() + 1e-12));
+      Tensor t = scalar_tensor(worst, kFloat64);
+      pg->allreduce(t, ReduceOp::Max)->wait();
+      r.param_err = t.item<double>();
+    }
+    const double n = static_cast<double>(numel);
+    int64_t pbytes = 0;
+    for (const Tensor& p : runs[i]->model->parameters()) pbytes += static_cast<int64_t>(p.nbytes());
+    r.param_bytes = static_cast<double>(pbytes) / n;
+    r.grad_bytes = static_cast<double>(runs[i]->ddp.reducer().gradient_bytes()) / n;
+    r.state_bytes = static_cast<double>(runs[i]->optimizer_state_bytes()) / n;
   }
-  // A separate trace of a few overlap steps alone, for reading in chrome://tracing or Perfetto.
+  // A separate trace of a few steps of the overlap mode (and of each sharding mode) alone, for
+  // reading in chrome://tracing or Perfetto.
   if (!o.trace_dir.empty())
     for (auto& run : runs)
-      if (run->mode == "overlap") {
+      if (run->mode == "overlap" || run->mode == "zero1" || steps_in_backward(run->mode)) {
         pg->barrier()->wait();
         profiler::enable();
         for (int s = 0; s < 3; ++s) {
@@ -347,7 +418,9 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
           run->step(x, y);
         }
         profiler::enable(false);
-        const std::string path = o.trace_dir + "/bench_ddp_" + name + "_rank" + std::to_string(pg->rank()) + ".json";
+        const std::string suffix = run->mode == "overlap" ? "" : "_" + run->mode;
+        const std::string path =
+            o.trace_dir + "/bench_ddp_" + name + suffix + "_rank" + std::to_string(pg->rank()) + ".json";
         profiler::write_chrome_trace(path, pg->rank(), "rank " + std::to_string(pg->rank()));
         profiler::reset();
         progress.line("wrote %s (and the other ranks' traces next to it)", path.c_str());
@@ -362,20 +435,21 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
     std::printf("\n# model %s: %.2f M parameters in %lld tensors (%.1f MB of float32 gradients), batch %lld per rank, input %s\n",
                 name.c_str(), static_cast<double>(numel) / 1e6, static_cast<long long>(tensors),
                 static_cast<double>(numel) * 4 / 1e6, static_cast<long long>(input_shape[0]), input_desc.c_str());
-    std::printf("# %-15s %7s %9s %9s %8s %9s %9s %9s %9s %7s %7s %9s %10s\n", "mode", "buckets", "step(ms)", "min(ms)",
+    std::printf("# %-21s %7s %9s %9s %8s %9s %9s %9s %9s %7s %7s %9s %10s\n", "mode", "buckets", "step(ms)", "min(ms)",
                 "vs none", "cpu(ms)", "bwd(ms)", "comm(ms)", "hidden", "hidden%", "comm%", "wait(ms)", "grad err");
   }
   for (const ModeResult& r : results) {
     const double comm_share = r.comm_ms / r.step_ms;
     const double hidden_frac = r.comm_ms > 0 ? r.hidden_ms / r.comm_ms : 0;
-    const bool ok = r.grad_err < 1e-4 && r.ranks_agree;
+    const bool ok = r.grad_err < 1e-4 && r.param_err < 1e-4 && r.ranks_agree;
     if (r.mode != "none" && !ok) failed = true;
     if (print) {
       char vs_none[16] = "-", hidden_pct[16] = "-", err[24] = "-";
       if (none && r.mode != "none") std::snprintf(vs_none, sizeof vs_none, "%+.0f%%", 100 * (r.step_ms / none->step_ms - 1));
       if (r.comm_ms > 0) std::snprintf(hidden_pct, sizeof hidden_pct, "%.0f%%", 100 * hidden_frac);
       if (r.grad_err >= 0) std::snprintf(err, sizeof err, "%.1e%s", r.grad_err, ok ? "" : " BAD");
-      std::printf("  %-15s %7s %9.2f %9.2f %8s %9.2f %9.2f %9.2f %9.2f %7s %6.0f%% %9.2f %10s\n", r.mode.c_str(),
+      else if (r.param_err >= 0) std::snprintf(err, sizeof err, "p%.1e%s", r.param_err, ok ? "" : " BAD");
+      std::printf("  %-21s %7s %9.2f %9.2f %8s %9.2f %9.2f %9.2f %9.2f %7s %6.0f%% %9.2f %10s\n", r.mode.c_str(),
                   r.buckets ? std::to_string(r.buckets).c_str() : "-", r.step_ms, r.step_min_ms, vs_none, r.cpu_ms,
                   r.backward_ms, r.comm_ms, r.hidden_ms, hidden_pct, 100 * comm_share, r.wait_ms, err);
       if (!r.ranks_agree) std::printf("  ^ parameters differ between ranks after the timed steps\n");
@@ -385,8 +459,12 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
                      {"backward_ms", r.backward_ms}, {"cpu_ms", r.cpu_ms}, {"comm_ms", r.comm_ms}, {"hidden_ms", r.hidden_ms},
                      {"hidden_fraction", hidden_frac},
                      {"hidden_until_wait_ms", r.hidden_until_wait_ms}, {"comm_share", comm_share}, {"wait_ms", r.wait_ms},
-                     {"grad_max_rel_err", r.grad_err}, {"ranks_agree", r.ranks_agree}});
+                     {"grad_max_rel_err", r.grad_err}, {"param_max_rel_err_vs_overlap", r.param_err},
+                     {"ranks_agree", r.ranks_agree},
+                     {"bytes_per_parameter", {{"parameters", r.param_bytes}, {"gradients", r.grad_bytes},
+                                              {"optimizer_state", r.state_bytes}}}});
   }
+  if (print) print_memory(results, pg->size());
   nlohmann::json j = {{"model", name}, {"parameters", numel}, {"parameter_tensors", tensors},
                       {"batch_size", input_shape[0]}, {"input", input_desc}, {"modes", modes}};
   if (overlap && after) {
@@ -499,10 +577,11 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::IsMember({"reference", "resnet18"}));
-  app.add_option("--modes", o.modes, "overlap, after-backward, per-parameter, none (comma-separated)")
+  app.add_option("--modes", o.modes,
+                 "overlap, after-backward, per-parameter, none, zero1, zero2, optimizer-in-backward (comma-separated)")
       ->delimiter(',')
       ->capture_default_str()
-      ->check(CLI::IsMember({"overlap", "after-backward", "per-parameter", "none"}));
+      ->check(CLI::IsMember({"overlap", "after-backward", "per-parameter", "none", "zero1", "zero2", "optimizer-in-backward"}));
   app.add_option("--batch-size", o.batch_size, "images per rank and step (default: 64 reference, 32 resnet18)")
       ->check(apps::positive());
   app.add_option("--image-size", o.image_size, "ResNet-18 input height and width")

@@ -22,10 +22,10 @@ void Reducer::finalize_backward() {
     }
     if (used_work_)
       wait_for(used_work_, *group_, "DistributedDataParallel", "the all-reduce of the used-parameter map");
+    if (options_.shard_gradients) gather_parameters();  // Note [Gradient sharding]
   }
   const int64_t wait_end = profiler::now_ns();
-  if (options_.shard_gradients) gather_parameters();  // Note [Gradient sharding]
-  else if (!step_factory_) write_back_gradients();
+  if (!step_factory_) write_back_gradients();
   record_iteration(wait_start, wait_end);
   end_iteration();
 }

@@ -1,5 +1,5 @@
 // embedding (a row lookup whose backward index_adds the gradient rows into a zero weight
-// gradient, skipping padding_idx) and embedding_bag (sum/mean of looked-up rows per bag,
+// gradient, skipping padding_idx) and embedding_bag (sum/mean/max of looked-up rows per bag,
 // written with differentiable gr:: ops, so its double backward comes for free).
 #include <vector>
 
@@ -25,6 +25,37 @@ void check_indices(const Tensor& weight, const Tensor& indices, const char* op) 
            indices.sizes(), ")");
   GR_CHECK(indices.device() == weight.device(), op, ": expected indices on ", weight.device(), " like weight, got ",
            indices.device());
+}
+
+// embedding_bag's max mode: each bag's element-wise max over its rows (gr::max along dim 0,
+// so the gradient goes to the maximal row of each column), zeros for an empty bag;
+// max_indices [bags, dim] holds the weight row each maximum came from (-1 for empty bags).
+std::tuple<Tensor, Tensor, Tensor, Tensor> max_bags(const Tensor& weight, const Tensor& flat, const Tensor& rows,
+                                                    const std::vector<int64_t>& starts, int64_t pad,
+                                                    const Tensor& offset2bag, const Tensor& bag_size) {
+  const int64_t n = flat.size(0), dim = weight.size(1);
+  Tensor idx_cpu = flat.to(kCPU);
+  const int64_t* idx = idx_cpu.data_ptr<int64_t>();
+  TensorList outs, max_indices;
+  for (size_t b = 0; b < starts.size(); ++b) {
+    const int64_t end = b + 1 < starts.size() ? starts[b + 1] : n;
+    std::vector<int64_t> keep;
+    for (int64_t i = starts[b]; i < end; ++i)
+      if (idx[i] != pad) keep.push_back(i);
+    if (keep.empty()) {
+      outs.push_back(zeros({dim}, weight.options()));
+      max_indices.push_back(full({dim}, -1, TensorOptions(kInt64).device(weight.device())));
+      continue;
+    }
+    Tensor positions = tensor(keep, TensorOptions(kInt64)).to(weight.device());
+    auto [values, arg] = gr::max(rows.index_select(0, positions), 0);
+    outs.push_back(values);
+    max_indices.push_back(flat.index_select(0, positions.index_select(0, arg)));
+  }
+  const auto bags = static_cast<int64_t>(starts.size());
+  Tensor out = bags ? stack(outs) : zeros({0, dim}, weight.options());
+  Tensor mi = bags ? stack(max_indices) : zeros({0, dim}, TensorOptions(kInt64).device(weight.device()));
+  return {out, offset2bag, bag_size, mi};
 }
 
 }  // namespace
@@ -62,8 +93,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(const Tensor& weight, c
                                                          bool sparse, const Tensor& per_sample_weights,
                                                          bool include_last_offset, std::optional<int64_t> padding_idx) {
   check_indices(weight, indices, "embedding_bag");
-  GR_CHECK(mode == 0 || mode == 1, "embedding_bag: mode ", mode,
-           " is not supported (0 = sum and 1 = mean are; max is not implemented)");
+  GR_CHECK(mode >= 0 && mode <= 2, "embedding_bag: mode ", mode, " is not supported (0 = sum, 1 = mean, 2 = max)");
   GR_CHECK(indices.dim() == 1 || indices.dim() == 2, "embedding_bag: expected indices 1-D or 2-D, got shape ",
            indices.sizes());
   Tensor flat = native::to_dtype(native::contiguous(indices).reshape({-1}), kInt64);
@@ -107,9 +137,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(const Tensor& weight, c
              per_sample_weights.sizes());
     rows = rows * per_sample_weights.reshape({-1, 1});
   }
-  Tensor out = zeros({bags, weight.size(1)}, weight.options()).index_add(0, offset2bag, rows);
   Tensor bag_size = zeros({bags}, TensorOptions(kInt64).device(weight.device()))
                         .index_add(0, offset2bag, native::to_dtype(keep, kInt64));
+  if (mode == 2) return max_bags(weight, flat, rows, starts, pad, offset2bag, bag_size);
+  Tensor out = zeros({bags, weight.size(1)}, weight.options()).index_add(0, offset2bag, rows);
   if (mode == 1) out = out / native::to_dtype(bag_size, weight.scalar_type()).clamp_min(1).unsqueeze(1);
   return {out, offset2bag, bag_size, zeros({bags}, TensorOptions(kInt64).device(weight.device()))};
 }

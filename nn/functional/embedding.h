@@ -11,7 +11,7 @@
 namespace gr::nn {
 
 // libtorch's EmbeddingBagMode (a variant of torch::kSum, kMean, kMax): gr::kSum, gr::kMean
-// or EmbeddingBagMode::Max (which embedding_bag refuses: max mode is not implemented).
+// or EmbeddingBagMode::Max (gradring has no kMax constant).
 class EmbeddingBagMode {
  public:
   enum Kind { Sum = 0, Mean = 1, Max = 2 };

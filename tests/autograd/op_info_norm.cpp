@@ -33,6 +33,11 @@ GR_OP_INFOS(add_embedding_op_infos) {
                                                     tensor({0, 3, 3}, TensorOptions(kInt64)), false, 1, false, {},
                                                     false, 2));
                  }});
+  ops.push_back({"embedding_bag(max)", [] { return TensorList{op_input({6, 3}, 1615)}; },
+                 [](const TensorList& t) {
+                   return std::get<0>(embedding_bag(t[0], tensor({1, 2, 1, 5, 0, 2, 4}, TensorOptions(kInt64)),
+                                                    tensor({0, 3, 3}, TensorOptions(kInt64)), false, 2));
+                 }});
 }
 
 }  // namespace gr::testing

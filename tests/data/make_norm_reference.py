@@ -111,6 +111,8 @@ cases = [
     case("batchnorm1d_3d", nn.BatchNorm1d(3), (4, 3, 5)),
     case("batchnorm1d_eval", nn.BatchNorm1d(3), (4, 3, 5), train=False),
     case("batchnorm3d", nn.BatchNorm3d(2), (2, 2, 3, 2, 2)),
+    index_case("embedding_bag_max", nn.EmbeddingBag(10, 3, mode="max"), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9, 0]),
+               torch.tensor([0, 3, 5])),
 ]
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "norm_reference.json")

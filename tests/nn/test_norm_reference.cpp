@@ -38,6 +38,7 @@ const std::map<std::string, std::function<Layer()>>& layers() {
       {"embedding_padding_idx", [] { return layer(Embedding(EmbeddingOptions(10, 3).padding_idx(2))); }},
       {"embedding_bag_sum", [] { return bag(EmbeddingBag(EmbeddingBagOptions(10, 3).mode(gr::kSum))); }},
       {"embedding_bag_mean", [] { return bag(EmbeddingBag(10, 3)); }},
+      {"embedding_bag_max", [] { return bag(EmbeddingBag(EmbeddingBagOptions(10, 3).mode(EmbeddingBagMode::Max))); }},
       {"gelu", [] { return layer(GELU()); }},
       {"gelu_tanh", [] { return layer(GELU(GELUOptions().approximate("tanh"))); }},
       {"silu", [] { return layer(SiLU()); }},
@@ -205,8 +206,8 @@ TEST_CASE("Embedding: padding row, from_pretrained, max_norm, scale_grad_by_freq
   CHECK(gr::test::error_of([&] { Embedding::from_pretrained(w.reshape({-1})); }).find("2-dimensional") !=
         std::string::npos);
   CHECK(gr::test::error_of([&] {
-          gr::embedding_bag(w, tensor({0, 1}, TensorOptions(kInt64)), tensor({0}, TensorOptions(kInt64)), false, 2);
-        }).find("embedding_bag: mode 2 is not supported") != std::string::npos);
+          gr::embedding_bag(w, tensor({0, 1}, TensorOptions(kInt64)), tensor({0}, TensorOptions(kInt64)), false, 3);
+        }).find("embedding_bag: mode 3 is not supported") != std::string::npos);
   CHECK(gr::test::error_of([&] {
           gr::embedding_bag(w, tensor({0, 1}, TensorOptions(kInt64)), tensor({1}, TensorOptions(kInt64)));
         }).find("offsets[0] has to be 0") != std::string::npos);
@@ -228,6 +229,11 @@ TEST_CASE("EmbeddingBag: 2-D indices, include_last_offset, per_sample_weights, p
   Tensor padded = std::get<0>(gr::embedding_bag(w, idx, tensor({0, 2}, TensorOptions(kInt64)), false, 1, false, {},
                                                 false, 1));
   gr::test::check_values(padded, {0, 1, 2, 7.5, 8.5, 9.5});
+  // max mode: the row each maximum came from; an empty bag gives zeros and index -1.
+  auto [mx, o2b, sizes, arg] = gr::embedding_bag(w.flip({0}), idx, tensor({0, 3, 3}, TensorOptions(kInt64)), false, 2);
+  gr::test::check_values(mx, {9, 10, 11, 0, 0, 0, 0, 1, 2});
+  gr::test::check_values(arg.to(kFloat64), {0, 0, 0, -1, -1, -1, 3, 3, 3});
+  gr::test::check_values(sizes.to(kFloat64), {3, 0, 1});
 }
 
 TEST_CASE("activation functionals: options, inplace, errors") {

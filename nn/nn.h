@@ -16,4 +16,5 @@
 #include "nn/modules/normalization.h"
 #include "nn/modules/pooling.h"
 #include "nn/modules/sequential.h"
+#include "nn/modules/transformer.h"
 #include "nn/serialize.h"

@@ -30,6 +30,12 @@ __device__ __forceinline__ T dot(const T* a, const T* b, int64_t n) {
   return s;
 }
 
+// The block copies n contiguous values into shared memory.
+template <class T>
+__device__ __forceinline__ void load_shared(T* dst, const T* src, int64_t n) {
+  for (int64_t x = threadIdx.x; x < n; x += blockDim.x) dst[x] = src[x];
+}
+
 // Shapes: q [B, L, E], k [B, S, E], v [B, S, Ev], out [B, L, Ev], lse [B, L]. Block x covers
 // batch entry x / nblk, query rows (x % nblk) * kRows ...
 template <class T>
@@ -50,8 +56,8 @@ __global__ void attention_forward_kernel(const T* q, const T* k, const T* v, con
   for (int64_t j0 = 0; j0 < kend; j0 += tile) {
     const int64_t nc = min(static_cast<int64_t>(tile), p.S - j0);
     __syncthreads();
-    for (int64_t x = threadIdx.x; x < nc * p.E; x += blockDim.x) ks[x] = k[(b * p.S + j0) * p.E + x];
-    for (int64_t x = threadIdx.x; x < nc * p.Ev; x += blockDim.x) vs[x] = v[(b * p.S + j0) * p.Ev + x];
+    load_shared(ks, k + (b * p.S + j0) * p.E, nc * p.E);
+    load_shared(vs, v + (b * p.S + j0) * p.Ev, nc * p.Ev);
     __syncthreads();
     if (!active) continue;
     for (int64_t jj = 0; jj < nc; ++jj) {
@@ -102,8 +108,8 @@ __global__ void attention_backward_dq_kernel(const T* go, const T* q, const T* k
   for (int64_t j0 = 0; j0 < kend; j0 += tile) {
     const int64_t nc = min(static_cast<int64_t>(tile), p.S - j0);
     __syncthreads();
-    for (int64_t x = threadIdx.x; x < nc * p.E; x += blockDim.x) ks[x] = k[(b * p.S + j0) * p.E + x];
-    for (int64_t x = threadIdx.x; x < nc * p.Ev; x += blockDim.x) vs[x] = v[(b * p.S + j0) * p.Ev + x];
+    load_shared(ks, k + (b * p.S + j0) * p.E, nc * p.E);
+    load_shared(vs, v + (b * p.S + j0) * p.Ev, nc * p.Ev);
     __syncthreads();
     if (!active || li == attention_neg_inf<T>()) continue;
     for (int64_t jj = 0; jj < nc; ++jj) {
@@ -143,8 +149,8 @@ __global__ void attention_backward_dkv_kernel(const T* go, const T* q, const T* 
   for (int64_t i0 = p.causal ? j0b : 0; i0 < p.L; i0 += tile) {
     const int64_t nq = min(static_cast<int64_t>(tile), p.L - i0);
     __syncthreads();
-    for (int64_t x = threadIdx.x; x < nq * p.E; x += blockDim.x) qs[x] = q[(b * p.L + i0) * p.E + x];
-    for (int64_t x = threadIdx.x; x < nq * p.Ev; x += blockDim.x) gs[x] = go[(b * p.L + i0) * p.Ev + x];
+    load_shared(qs, q + (b * p.L + i0) * p.E, nq * p.E);
+    load_shared(gs, go + (b * p.L + i0) * p.Ev, nq * p.Ev);
     for (int64_t t = threadIdx.x; t < nq; t += blockDim.x) {
       const int64_t row = b * p.L + i0 + t;
       Ds[t] = dot(go + row * p.Ev, out + row * p.Ev, p.Ev);

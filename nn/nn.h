@@ -19,4 +19,5 @@
 #include "nn/modules/normalization.h"
 #include "nn/modules/pooling.h"
 #include "nn/modules/sequential.h"
+#include "nn/modules/transformer.h"
 #include "nn/serialize.h"

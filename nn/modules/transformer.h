@@ -8,21 +8,13 @@
 #include <functional>
 #include <variant>
 
+#include "nn/enum.h"
 #include "nn/module.h"
 #include "nn/module_holder.h"
 #include "nn/modules/attention.h"
 #include "nn/modules/basic.h"
 #include "nn/modules/linear.h"
 #include "nn/modules/normalization.h"
-
-namespace gr {
-namespace enumtype {
-struct kReLU {};
-struct kGELU {};
-}  // namespace enumtype
-inline constexpr enumtype::kReLU kReLU{};
-inline constexpr enumtype::kGELU kGELU{};
-}  // namespace gr
 
 namespace gr::nn {
 

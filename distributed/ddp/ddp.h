@@ -96,6 +96,10 @@ class DistributedDataParallelBase : public Module {
   //   ddp.apply_optimizer_in_backward(gr::distributed::optimizer_class<gr::optim::AdamW>(opts));
   // See Note [Optimizer in backward] in reducer_step.cpp.
   void apply_optimizer_in_backward(distributed::OptimizerFactory optimizer_class);
+  // The state of the optimizers stepped in backward (a snapshot's optimizer part; with
+  // shard_gradients this rank's shard, refused on another rank or world size).
+  OrderedDict<Tensor> optimizer_state_dict() const { return reducer_->optimizer_state_dict(); }
+  void load_optimizer_state_dict(const OrderedDict<Tensor>& state) { reducer_->load_optimizer_state_dict(state); }
 
   // Writes this rank's profiler events (core/profiler.h; switch it on with
   // profiler::enable()) as a Chrome trace `<dir>/rank<r>.json` labelled "rank r": forward,

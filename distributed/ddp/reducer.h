@@ -82,6 +82,11 @@ class Reducer {
   // The optimizers stepped in backward: one per parameter, or with shard_gradients one per
   // bucket over this rank's shard.
   std::vector<optim::Optimizer*> in_backward_optimizers() const;
+  // Their state, for snapshots: "param.<i>.<key>" per parameter, or with shard_gradients
+  // "bucket.<k>.<key>" per bucket plus "zero.world_size" / "zero.rank" (a shard resumes only
+  // on the same rank of the same world size: the load says so otherwise).
+  OrderedDict<Tensor> optimizer_state_dict() const;
+  void load_optimizer_state_dict(const OrderedDict<Tensor>& state);
   // Bytes of gradients this rank holds now: the parameters' .grad, the bucket buffers and,
   // with shard_gradients, the reduced shards.
   int64_t gradient_bytes() const;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "autograd/grad_mode.h"
+#include "core/factory.h"
 #include "core/native/copy.h"
 #include "core/profiler.h"
 #include "distributed/ddp/reducer.h"
@@ -66,6 +67,47 @@ std::vector<optim::Optimizer*> Reducer::in_backward_optimizers() const {
   for (const Bucket& b : buckets_)
     if (b.shard.optimizer) out.push_back(b.shard.optimizer.get());
   return out;
+}
+
+OrderedDict<Tensor> Reducer::optimizer_state_dict() const {
+  OrderedDict<Tensor> out;
+  const std::string prefix = options_.shard_gradients ? "bucket." : "param.";
+  const std::vector<optim::Optimizer*> optimizers = in_backward_optimizers();
+  for (size_t k = 0; k < optimizers.size(); ++k)
+    for (const auto& [key, t] : optimizers[k]->state_dict()) out.insert(prefix + std::to_string(k) + "." + key, t);
+  if (options_.shard_gradients) {
+    out.insert("zero.world_size", scalar_tensor(static_cast<double>(group_->size()), kInt64));
+    out.insert("zero.rank", scalar_tensor(static_cast<double>(group_->rank()), kInt64));
+  }
+  return out;
+}
+
+void Reducer::load_optimizer_state_dict(const OrderedDict<Tensor>& state) {
+  const char* what = "DistributedDataParallel::load_optimizer_state_dict";
+  GR_CHECK(step_factory_, what, ": no optimizer in backward (call apply_optimizer_in_backward first)");
+  const std::string prefix = options_.shard_gradients ? "bucket." : "param.";
+  if (options_.shard_gradients) {
+    const Tensor* w = state.find("zero.world_size");
+    const Tensor* r = state.find("zero.rank");
+    GR_CHECK(w && r, what, ": not the state of sharded gradients (no zero.world_size / zero.rank)");
+    GR_CHECK(w->item<int64_t>() == group_->size() && r->item<int64_t>() == group_->rank(), what,
+             ": this is the optimizer state shard of rank ", r->item<int64_t>(), " of a world of ", w->item<int64_t>(),
+             " ranks, but this is rank ", group_->rank(), " of ", group_->size(),
+             ". Sharded gradients' optimizer state resumes only on the same world size and rank.");
+  }
+  const std::vector<optim::Optimizer*> optimizers = in_backward_optimizers();
+  std::vector<OrderedDict<Tensor>> parts(optimizers.size());
+  for (const auto& [key, t] : state) {
+    if (key == "zero.world_size" || key == "zero.rank") continue;
+    GR_CHECK(key.rfind(prefix, 0) == 0, what, ": unexpected key '", key, "' (expected '", prefix, "<k>.')");
+    const size_t dot = key.find('.', prefix.size());
+    GR_CHECK(dot != std::string::npos, what, ": malformed key '", key, "'");
+    const size_t k = std::stoul(key.substr(prefix.size(), dot - prefix.size()));
+    GR_CHECK(k < optimizers.size(), what, ": state for optimizer ", k, " but there are ", optimizers.size(),
+             " (another model or bucket layout?)");
+    parts[k].insert(key.substr(dot + 1), t);
+  }
+  for (size_t k = 0; k < optimizers.size(); ++k) optimizers[k]->load_state_dict(parts[k]);
 }
 
 int64_t Reducer::gradient_bytes() const {

@@ -465,3 +465,53 @@ TEST_CASE("ZeRO-2's Chrome trace has reduce-scatter, shard-step and all-gather s
     destroy_process_group();
   }, {.timeout = 60s});
 }
+
+TEST_CASE("ZeRO-2 and the optimizer in backward: snapshots resume bit-exact; a gradient shard is refused on another rank") {
+  const std::string dir = test::temp_path("gradring_zero2_snap", "");
+  spawn(2, [&](int rank) {
+    init_process_group("shm");
+    const int steps = 5, cut = 2;
+    Data data = make_data(steps, 8);
+    for (bool shard : {true, false}) {
+      const std::string what = std::string(shard ? "ZeRO-2" : "optimizer in backward") + " on rank " + std::to_string(rank);
+      const std::string path = dir + "/" + (shard ? "z2" : "ib") + "_rank" + std::to_string(rank) + ".snap";
+      auto run_steps = [&](DistributedDataParallel<UnevenImpl>& ddp, int from, int to) {
+        for (int s = from; s < to; ++s)
+          mse_loss(ddp(data.x[s].narrow(0, rank * 4, 4)), data.y[s].narrow(0, rank * 4, 4)).backward();
+      };
+      const auto opts = DistributedDataParallelOptions().shard_gradients(shard).bucket_cap_mb(1000.0 / (1 << 20));
+      Uneven a;
+      a->to(kFloat64);
+      DistributedDataParallel ddp_a(a, default_group(), opts);
+      ddp_a.apply_optimizer_in_backward(factory_of(Kind::AdamW));
+      run_steps(ddp_a, 0, cut);
+      Snapshot snap = capture_snapshot(*a);
+      snap.optimizer = ddp_a.optimizer_state_dict();
+      snap.world_size = 2;
+      snap.global_step = cut;
+      save_snapshot(path, snap);
+      run_steps(ddp_a, cut, steps);
+      Uneven b;
+      b->to(kFloat64);
+      DistributedDataParallel ddp_b(b, default_group(), opts);
+      ddp_b.apply_optimizer_in_backward(factory_of(Kind::AdamW));
+      const Snapshot loaded = load_snapshot(path, 2);
+      restore_snapshot(loaded, *b);
+      ddp_b.load_optimizer_state_dict(loaded.optimizer);
+      run_steps(ddp_b, cut, steps);
+      require_same(*b, *a, 0.0, what + ", resumed");
+      if (shard) {
+        default_group()->barrier()->wait();  // the other rank's file exists
+        bool threw = false;
+        try {
+          ddp_b.load_optimizer_state_dict(load_snapshot(dir + "/z2_rank" + std::to_string(1 - rank) + ".snap").optimizer);
+        } catch (const gr::Error& e) {
+          threw = std::string(e.what()).find("shard of rank " + std::to_string(1 - rank) + " of a world of 2") !=
+                  std::string::npos;
+        }
+        GR_CHECK(threw, what, ": another rank's gradient shard must be refused");
+      }
+    }
+    destroy_process_group();
+  }, {.timeout = 120s});
+}

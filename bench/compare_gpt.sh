@@ -44,9 +44,9 @@ for preset in $presets; do
         g=$(OMP_NUM_THREADS=1 "$app" --model "$preset" "${common[@]}" --sample 0 --json)
         t=$(OMP_NUM_THREADS=1 "$python" "$root/bench/gpt_torch.py" --model "$preset" "${common[@]}" --json)
       else
-        g=$("$launcher" --nproc-per-node 2 --standalone "$app" --model "$preset" "${common[@]}" --sample 0 --json | grep '^{' | tail -1)
+        g=$("$launcher" --nproc-per-node 2 --standalone "$app" --model "$preset" "${common[@]}" --sample 0 --json | grep -o '{.*}' | tail -1)
         t=$(OMP_NUM_THREADS=1 "$python" -m torch.distributed.run --nproc-per-node 2 --standalone \
-            "$root/bench/gpt_torch.py" --model "$preset" "${common[@]}" --json 2>/dev/null | grep '^{' | tail -1)
+            "$root/bench/gpt_torch.py" --model "$preset" "${common[@]}" --json 2>/dev/null | grep -o '{.*}' | tail -1)
       fi
       gs+=("$(echo "$g" | field tokens_per_sec)"); ts+=("$(echo "$t" | field tokens_per_sec)")
       gm+=("$(echo "$g" | field mfu)")

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/cli.h"
+#include "common/ddp_checks.h"
 #include "common/reference_cnn.h"
 #include "common/resnet.h"
 #include "core/native/conv2d.h"
@@ -154,52 +155,6 @@ void analyse_trace(const std::vector<profiler::Event>& events, const std::vector
   r.wait_ms = ms(wait) / n;
 }
 
-// Largest relative difference between DDP's averaged gradients and the all-reduced mean of
-// this rank's local (no_sync) gradients, over every parameter and rank.
-template <class Model, class Ddp>
-double check_gradients(Ddp& ddp, Model& model, optim::Optimizer& opt, ProcessGroup& pg, const Tensor& x,
-                       const Tensor& y) {
-  const TensorList params = model->parameters();
-  opt.zero_grad();
-  {
-    auto no_sync = ddp.no_sync();
-    nll_loss(ddp(x), y).backward();
-  }
-  TensorList want;
-  for (const Tensor& p : params) {
-    GR_CHECK(p.grad().defined(), "gradient check: a parameter got no gradient in the local backward");
-    Tensor g = p.grad().clone();
-    pg.allreduce(g)->wait();
-    want.push_back(g / static_cast<double>(pg.size()));
-  }
-  opt.zero_grad();
-  nll_loss(ddp(x), y).backward();
-  double worst = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const double scale = want[i].abs().max().item<double>() + 1e-12;
-    worst = std::max(worst, (params[i].grad() - want[i]).abs().max().item<double>() / scale);
-  }
-  Tensor t = scalar_tensor(worst, kFloat64);
-  pg.allreduce(t, ReduceOp::Max)->wait();
-  opt.zero_grad();
-  return t.item<double>();
-}
-
-// True when every rank holds the same parameters (their sum and sum of squares, in double,
-// match exactly across ranks).
-bool parameters_agree(const TensorList& params, ProcessGroup& pg) {
-  double sum = 0, sq = 0;
-  for (const Tensor& p : params) {
-    Tensor d = p.detach().to(kFloat64);
-    sum += d.sum().item<double>();
-    sq += (d * d).sum().item<double>();
-  }
-  Tensor hi = tensor({sum, sq}, kFloat64), lo = hi.clone();
-  pg.allreduce(hi, ReduceOp::Max)->wait();
-  pg.allreduce(lo, ReduceOp::Min)->wait();
-  return hi.equal(lo);
-}
-
 // Prints a progress line on stderr (rank 0) at most every two seconds.
 class Progress {
  public:
@@ -307,7 +262,7 @@ ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& eve
   r.hidden_until_wait_ms = a[3];
   r.wait_ms = a[4];
   r.cpu_ms = a[5];
-  if (run.sync) r.ranks_agree = parameters_agree(run.model->parameters(), pg);
+  if (run.sync) r.ranks_agree = apps::parameters_agree(run.model->parameters(), pg);
   return r;
 }
 
@@ -351,7 +306,7 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
     ModeRun<Impl>& run = *runs.back();
     progress.line("%s %s: checking DDP's gradients", name.c_str(), mode.c_str());
     const bool checkable = run.sync && run.opt;
-    grad_err.push_back(checkable ? check_gradients(run.ddp, run.model, *run.opt, *pg, x, y) : -1);
+    grad_err.push_back(checkable ? apps::check_gradients(run.ddp, run.model, *run.opt, *pg, x, y) : -1);
   }
   int64_t numel = 0, tensors = 0;
   for (const Tensor& p : runs.front()->model->parameters()) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <numeric>
 #include <gradring/gradring.h>
 #include <nlohmann/json.hpp>
 
@@ -71,14 +72,20 @@ apps::GPTConfig config_of(const Options& o) {
   return c;
 }
 
+// Sequences per micro-batch and rank: --batch-size, else the preset's.
+int64_t batch_size_of(const Options& o) {
+  if (o.batch_size > 0) return o.batch_size;
+  return o.model == "small" ? 8 : 12;
+}
+
 double lr_at(const Options& o, int64_t step) {
   return apps::gpt_lr_at(step, o.lr, o.warmup, o.steps, o.min_lr >= 0 ? o.min_lr : o.lr / 10);
 }
 
-// Rows `first` .. first + count of a token dataset's current epoch as one batch [count, L].
-data::Example<> batch_of(ds::TokenDataset& d, int64_t first, int64_t count, const Device& device) {
+// Windows `indices` of a token dataset's current epoch as one batch [indices, L].
+data::Example<> batch_of(ds::TokenDataset& d, const std::vector<int64_t>& indices, const Device& device) {
   std::vector<Tensor> x, y;
-  for (int64_t i = first; i < first + count; ++i) {
+  for (int64_t i : indices) {
     auto e = d.get(static_cast<size_t>(i));
     x.push_back(e.data);
     y.push_back(e.target);
@@ -117,15 +124,11 @@ double evaluate(const Job& job, apps::GPT& model, ds::TokenDataset& val, int64_t
   std::vector<int64_t> mine;
   for (int64_t i = job.rank; i < std::min<int64_t>(windows, static_cast<int64_t>(*val.size())); i += job.world) mine.push_back(i);
   for (size_t i = 0; i < mine.size(); i += static_cast<size_t>(batch)) {
-    std::vector<Tensor> x, y;
-    for (size_t k = i; k < std::min(mine.size(), i + static_cast<size_t>(batch)); ++k) {
-      auto e = val.get(static_cast<size_t>(mine[k]));
-      x.push_back(e.data);
-      y.push_back(e.target);
-    }
-    Tensor loss = model->loss(model(stack(x).to(job.device)), stack(y).to(job.device));
-    sum += loss.item<double>() * static_cast<double>(x.size());
-    count += static_cast<double>(x.size());
+    const std::vector<int64_t> rows(mine.begin() + static_cast<std::ptrdiff_t>(i),
+                                    mine.begin() + static_cast<std::ptrdiff_t>(std::min(mine.size(), i + static_cast<size_t>(batch))));
+    auto b = batch_of(val, rows, job.device);
+    sum += model->loss(model(b.data), b.target).item<double>() * static_cast<double>(rows.size());
+    count += static_cast<double>(rows.size());
   }
   model->train();
   auto totals = apps::reduce(job, {sum, count});
@@ -156,7 +159,7 @@ int run(const Options& o, Job& job) {
   if (o.generate) return generate(o, job);
   manual_seed(o.seed);
   const apps::GPTConfig config = config_of(o);
-  const int64_t B = o.batch_size > 0 ? o.batch_size : (o.model == "small" ? 8 : 12), T = config.block;
+  const int64_t B = batch_size_of(o), T = config.block;
   const Corpus corpus = read_corpus(o.data.empty() ? default_corpus() : o.data);
   ds::TokenDataset train(corpus.train, ds::TokenDatasetOptions(T).seed(o.seed).num_replicas(job.world).rank(job.rank), "train split");
   ds::TokenDataset val(corpus.val, ds::TokenDatasetOptions(T).seed(o.seed), "validation split");
@@ -184,10 +187,10 @@ int run(const Options& o, Job& job) {
     step = s.global_step;
     if (job.leader() && !o.json) std::printf("resuming from %s at step %lld\n", o.snapshot.c_str(), static_cast<long long>(step));
   }
-  auto save_snapshot_now = [&] {
+  auto save_snapshot_now = [&](int64_t steps_done) {
     if (o.snapshot.empty() || !job.leader()) return;
     Snapshot s = capture_snapshot(*model, optimizer.get());
-    s.global_step = step;
+    s.global_step = steps_done;
     s.world_size = job.world;
     s.user["seed"] = std::to_string(o.seed);
     save_snapshot(o.snapshot, s);
@@ -223,7 +226,9 @@ int run(const Options& o, Job& job) {
     for (int64_t k = 0; k < o.grad_accum; ++k) {
       const int64_t micro = step * o.grad_accum + k;
       if (train.epoch() != micro / per_epoch) train.set_epoch(micro / per_epoch);
-      auto batch = batch_of(train, (micro % per_epoch) * B, B, job.device);
+      std::vector<int64_t> rows(static_cast<size_t>(B));
+      std::iota(rows.begin(), rows.end(), (micro % per_epoch) * B);
+      auto batch = batch_of(train, rows, job.device);
       auto micro_step = [&] {
         Tensor loss = model->loss(forward(batch.data), batch.target) / static_cast<double>(o.grad_accum);
         loss.backward();
@@ -253,12 +258,7 @@ int run(const Options& o, Job& job) {
       val_loss = evaluate(job, model, val, o.eval_windows, B);
       profiler::enable(profiling);
     }
-    if ((o.save_every > 0 && (step + 1) % o.save_every == 0) || last) {
-      const int64_t done = step;
-      step = done + 1;  // the snapshot holds the steps done
-      save_snapshot_now();
-      step = done;
-    }
+    if ((o.save_every > 0 && (step + 1) % o.save_every == 0) || last) save_snapshot_now(step + 1);
     if (kill_at == step + 1) std::raise(SIGKILL);
     if (!job.leader()) continue;
     const double tps = timed_seconds > 0 ? static_cast<double>(timed_tokens) / timed_seconds : 0;

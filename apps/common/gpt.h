@@ -97,8 +97,7 @@ class GPTImpl : public nn::Module {
       Tensor& p = item.value();
       if (name.ends_with("c_proj.weight")) nn::init::normal_(p, 0.0, residual_std);
       else if (p.dim() == 2) nn::init::normal_(p, 0.0, 0.02);
-      else if (name.ends_with(".bias") && !name.starts_with("ln_") && name.find(".ln_") == std::string::npos)
-        nn::init::zeros_(p);
+      else if (name.ends_with(".bias")) nn::init::zeros_(p);  // LayerNorm's shifts start at 0 already
     }
   }
 

@@ -13,9 +13,7 @@
 
 namespace gr::data::datasets {
 
-namespace {
-
-std::vector<uint16_t> read_tokens(const std::string& path, TokenFormat format) {
+std::vector<uint16_t> TokenDataset::read_file(const std::string& path, TokenFormat format) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   GR_CHECK(in, "TokenDataset: cannot open '", path, "': ", std::strerror(errno));
   const auto bytes = static_cast<size_t>(in.tellg());
@@ -32,14 +30,8 @@ std::vector<uint16_t> read_tokens(const std::string& path, TokenFormat format) {
   return tokens;
 }
 
-}  // namespace
-
-std::vector<uint16_t> TokenDataset::read_file(const std::string& path, TokenFormat format) {
-  return read_tokens(path, format);
-}
-
 TokenDataset::TokenDataset(const std::string& path, TokenDatasetOptions options)
-    : TokenDataset(read_tokens(path, options.format()), options, path) {}
+    : TokenDataset(read_file(path, options.format()), options, path) {}
 
 TokenDataset::TokenDataset(std::vector<uint16_t> tokens, TokenDatasetOptions options, std::string name)
     : path_(std::move(name)), options_(options) {

@@ -52,8 +52,8 @@ close() {  # close A B WHAT: the weights agree to 1e-12
 base=(--data "$tmp/corpus.txt" --dtype float64 --layers 2 --heads 2 --embd 32 --block 16 --warmup 1
       --eval-every 0 --eval-windows 8 --seed 5)
 common=("${base[@]}" --steps 3 --sample 0)
-one() { timeout 300 "$app" "${common[@]}" --threads 1 "$@" > "$tmp/out.log" 2>&1 || fail "train_gpt $*: exit code $?"; }
-one5() { timeout 300 "$app" "${base[@]}" --threads 1 "$@" > "$tmp/out.log" 2>&1 || fail "train_gpt $*: exit code $?"; }
+gpt() { timeout 300 "$app" --threads 1 "$@" > "$tmp/out.log" 2>&1 || fail "train_gpt $*: exit code $?"; }
+one() { gpt "${common[@]}" "$@"; }  # the 3-step runs the equalities compare
 ranks() {  # ranks N [options]: N ranks under gradring-run
   local n=$1; shift
   timeout 300 "$run" --nproc-per-node "$n" --standalone "$app" "${common[@]}" "$@" > "$tmp/out.log" 2>&1 ||
@@ -81,19 +81,19 @@ close "$tmp/one.st" "$tmp/two_accum.st" "2 ranks with --grad-accum 2 (no_sync) v
 # Resume: 5 steps straight, against a run SIGKILLed after step 3 (snapshots every step) and
 # started again: it resumes at step 3. Dropout on: the generator's state is in the snapshot.
 resume=(--batch-size 4 --steps 5 --dropout 0.1 --sample 0)
-one5 "${resume[@]}" --save "$tmp/straight.st"
+gpt "${base[@]}" "${resume[@]}" --save "$tmp/straight.st"
 set +e
 GRADRING_TEST_KILL_AT_STEP=3 timeout 300 "$app" "${base[@]}" --threads 1 "${resume[@]}" --snapshot "$tmp/snap" \
   --save-every 1 > "$tmp/out.log" 2>&1
 rc=$?
 set -e
 [ "$rc" -eq 137 ] || fail "the run to be killed ended with exit code $rc, not 137 (SIGKILL)"
-one5 "${resume[@]}" --snapshot "$tmp/snap" --save "$tmp/resumed.st"
+gpt "${base[@]}" "${resume[@]}" --snapshot "$tmp/snap" --save "$tmp/resumed.st"
 grep -q "resuming from $tmp/snap at step 3" "$tmp/out.log" || fail "the second start did not resume at step 3"
 cmp "$tmp/straight.st" "$tmp/resumed.st" || fail "the resumed run's weights differ from the uninterrupted run's"
 
 # Sampling from the saved weights, and clear errors.
-one5 --generate --load "$tmp/one.st" --sample 40 --prompt "to be"
+gpt "${base[@]}" --generate --load "$tmp/one.st" --sample 40 --prompt "to be"
 [ "$(head -c 5 "$tmp/out.log")" = "to be" ] || fail "--generate does not continue the prompt"
 if "$app" --data "$tmp/absent.txt" --steps 1 > "$tmp/out.log" 2>&1; then fail "a missing corpus was accepted"; fi
 grep -q "no corpus at '$tmp/absent.txt'" "$tmp/out.log" || fail "the missing-corpus error does not name the file"

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <functional>
 #include "common/device.h"
+#include "core/native/activation.h"
 #include "core/native/conv2d.h"
 #include <gradring/gradring.h>
 #include <iostream>
@@ -28,7 +29,7 @@ Tensor dev(const Tensor& t) { return t.defined() ? t.to(g_device) : t; }
 Tensor host(const Tensor& t) { return t.defined() ? t.to(gr::Device(gr::kCPU)) : t; }
 // Waits for the GPU's queued work (kernels are asynchronous), so a timing covers it.
 void sync() {
-  if (g_device.is_cuda()) gr::cuda::synchronize(g_device.index);
+  if (g_device.is_cuda()) gr::cuda::synchronize(g_device.index());
 }
 
 // One benchmark: `check` returns the largest relative error against the reference and
@@ -213,7 +214,82 @@ std::vector<Bench> elementwise(int64_t n) {
           {"sum", s, check_sum, [=] { da.sum(); }, e, true}};
 }
 
-const std::vector<std::string> kOps = {"sgemm", "conv2d_fwd", "conv2d_fwdbwd", "add", "relu", "sum"};
+// ---- the breadth ops on a [4096, 1024] float matrix (issue 15's hot kernels, and gelu) ----
+// Each is checked against a scalar double loop over the same data; GB/s of tensor data
+// read + written (index tensors included).
+std::vector<Bench> breadth() {
+  const int64_t R = 4096, C = 1024, K = 256;
+  Tensor x = rnd({R, C}, 30), src = rnd({R, K}, 31), grad = rnd({R, C}, 32);
+  gr::Generator g(33);
+  Tensor idx = gr::randint(0, C, {R, K}, gr::kInt64, &g), rows = gr::randint(0, R, {R / 2}, gr::kInt64, &g);
+  Tensor mask = gr::rand({R, C}, gr::TensorOptions(gr::kFloat32), &g).lt(0.5);
+  Tensor dx = dev(x), dsrc = dev(src), dgrad = dev(grad), didx = dev(idx), drows = dev(rows), dmask = dev(mask);
+  const int64_t* ix = idx.data_ptr<int64_t>();
+  const int64_t* rw = rows.data_ptr<int64_t>();
+  const bool* mk = mask.data_ptr<bool>();
+  // The largest |got - ref| / (1 + |ref|) over every element of `out` (row-major).
+  auto worst_of = [](const Tensor& out, const std::function<double(int64_t)>& ref) {
+    Tensor h = host(out).contiguous();
+    double worst = 0;
+    for (int64_t e = 0; e < h.numel(); ++e) worst = std::max(worst, std::abs(f32(h)[e] - ref(e)) / (1 + std::abs(ref(e))));
+    return worst;
+  };
+  auto row_reduce = [=](int64_t r, auto&& step, double init) {
+    double acc = init;
+    for (int64_t c = 0; c < C; ++c) acc = step(acc, double(f32(x)[r * C + c]));
+    return acc;
+  };
+  const double f = sizeof(float), i64 = sizeof(int64_t), full = double(R) * C, part = double(R) * K;
+  const std::string sh = std::to_string(R) + "x" + std::to_string(C);
+  std::vector<Bench> b;
+  b.push_back({"gather", sh + ",dim1,index" + std::to_string(R) + "x" + std::to_string(K),
+               [=] { return std::make_pair(worst_of(dx.gather(1, didx), [=](int64_t e) {
+                                              return f32(x)[e / K * C + ix[e]]; }), 0.0); },
+               [=] { dx.gather(1, didx); }, part * (2 * f + i64), true});
+  b.push_back({"scatter_add", sh + ",dim1,index" + std::to_string(R) + "x" + std::to_string(K),
+               [=] {
+                 std::vector<double> ref(f32(x), f32(x) + R * C);
+                 for (int64_t e = 0; e < R * K; ++e) ref[e / K * C + ix[e]] += f32(src)[e];
+                 return std::make_pair(worst_of(dx.scatter_add(1, didx, dsrc), [&](int64_t e) { return ref[e]; }), 1e-6);
+               },
+               [=] { dx.scatter_add(1, didx, dsrc); }, 2 * full * f + part * (f + i64), true});
+  b.push_back({"index_select", sh + ",dim0,index" + std::to_string(R / 2),
+               [=] { return std::make_pair(worst_of(dx.index_select(0, drows), [=](int64_t e) {
+                                              return f32(x)[rw[e / C] * C + e % C]; }), 0.0); },
+               [=] { dx.index_select(0, drows); }, full * f + R / 2 * i64, true});
+  b.push_back({"sum_lastdim", sh, [=] { return std::make_pair(worst_of(dx.sum(-1), [=](int64_t r) {
+                                           return row_reduce(r, [](double a, double v) { return a + v; }, 0.0); }), 1e-5); },
+               [=] { dx.sum(-1); }, full * f, true});
+  b.push_back({"amax_lastdim", sh, [=] { return std::make_pair(worst_of(dx.amax(-1), [=](int64_t r) {
+                                            return row_reduce(r, [](double a, double v) { return std::max(a, v); }, -1e300); }), 0.0); },
+               [=] { dx.amax(-1); }, full * f, true});
+  b.push_back({"logsumexp_lastdim", sh, [=] { return std::make_pair(worst_of(dx.logsumexp(-1), [=](int64_t r) {
+                                                 return std::log(row_reduce(r, [](double a, double v) { return a + std::exp(v); }, 0.0)); }), 1e-5); },
+               [=] { dx.logsumexp(-1); }, full * f, true});
+  b.push_back({"softmax_lastdim", sh, [=] {
+                 Tensor out = dx.softmax(-1);
+                 return std::make_pair(worst_of(out, [=](int64_t e) {
+                   const double z = row_reduce(e / C, [](double a, double v) { return a + std::exp(v); }, 0.0);
+                   return std::exp(double(f32(x)[e])) / z; }), 1e-5); },
+               [=] { dx.softmax(-1); }, 2 * full * f, true});
+  b.push_back({"masked_fill", sh + ",bool mask", [=] { return std::make_pair(worst_of(dx.masked_fill(dmask, 0.0), [=](int64_t e) {
+                                                      return mk[e] ? 0.0 : f32(x)[e]; }), 0.0); },
+               [=] { dx.masked_fill(dmask, 0.0); }, full * (2 * f + 1), true});
+  auto gelu_ref = [](double v) { return v * 0.5 * (1 + std::erf(v / std::sqrt(2.0))); };
+  b.push_back({"gelu_fwd", sh, [=] { return std::make_pair(worst_of(gr::gelu(dx), [=](int64_t e) { return gelu_ref(f32(x)[e]); }), 1e-6); },
+               [=] { gr::gelu(dx); }, 2 * full * f, true});
+  b.push_back({"gelu_bwd", sh, [=] {
+                 return std::make_pair(worst_of(gr::native::gelu_backward(dgrad, dx, "none"), [=](int64_t e) {
+                   const double v = f32(x)[e];
+                   const double d = 0.5 * (1 + std::erf(v / std::sqrt(2.0))) + v * std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
+                   return f32(grad)[e] * d; }), 1e-6); },
+               [=] { gr::native::gelu_backward(dgrad, dx, "none"); }, 3 * full * f, true});
+  return b;
+}
+
+const std::vector<std::string> kOps = {"sgemm", "conv2d_fwd", "conv2d_fwdbwd", "add", "relu", "sum",
+                                       "gather", "scatter_add", "index_select", "sum_lastdim", "amax_lastdim",
+                                       "logsumexp_lastdim", "softmax_lastdim", "masked_fill", "gelu_fwd", "gelu_bwd"};
 
 // A filter token selects an op by its full name or its family (the part before '_').
 bool selected(const std::vector<std::string>& filter, const std::string& op) {
@@ -231,7 +307,7 @@ int main(int argc, char** argv) {
   std::string ops_arg;
   app.add_option("--threads", threads, "CPU threads (gr::set_num_threads)")->check(CLI::Range(1, 1024));
   app.add_option("--repeat", repeat, "timed runs per op; the best is reported")->check(CLI::Range(1, 100000));
-  app.add_option("--ops", ops_arg, "comma-separated ops or families: sgemm, conv2d (conv2d_fwd, conv2d_fwdbwd), add, relu, sum");
+  app.add_option("--ops", ops_arg, "comma-separated ops or families (the part before '_'): sgemm, conv2d, add, relu, sum, gather, scatter, index, amax, logsumexp, softmax, masked, gelu");
   app.add_flag("--json", json, "also print one JSON object as the last line");
   std::string device_spec = "cpu";
   app.add_option("--device", device_spec, "cpu, cuda or cuda:N (without a CUDA device: a notice, then the CPU)")
@@ -277,6 +353,8 @@ int main(int argc, char** argv) {
     for (Bench& b : conv2d(s))
       if (selected(filter, b.op)) benches.push_back(std::move(b));
   for (Bench& b : elementwise(int64_t(1) << 22))
+    if (selected(filter, b.op)) benches.push_back(std::move(b));
+  for (Bench& b : breadth())
     if (selected(filter, b.op)) benches.push_back(std::move(b));
 
   if (g_device.is_cuda())

@@ -151,7 +151,7 @@ void print_row(const Row& r) {
 // exits non-zero and launch() reports the rank and the message.
 void nccl_rank() {
   const Device d(kCUDA, std::atoi(std::getenv("LOCAL_RANK")));
-  cuda::set_device(d.index);  // kernels, streams and the communicator on this rank's GPU
+  cuda::set_device(d.index());  // kernels, streams and the communicator on this rank's GPU
   distributed::ProcessGroupPtr pg = distributed::init_process_group("nccl");
   const int rank = pg->rank();
   const int n = pg->size();
@@ -225,13 +225,13 @@ int main(int argc, char** argv) {
   Device device;
   try {
     device = Device(device_spec);
-    GR_CHECK(device.is_cuda() && device.index < count, "--device ", device_spec, ": ", count, " CUDA device(s) visible");
+    GR_CHECK(device.is_cuda() && device.index() < count, "--device ", device_spec, ": ", count, " CUDA device(s) visible");
   } catch (const gr::Error& e) {
     std::fprintf(stderr, "gpu_selftest: %s\n", e.message().c_str());
     return 2;
   }
 
-  cuda::set_device(device.index);
+  cuda::set_device(device.index());
   std::printf("gpu_selftest: gradring %s, %s of %d CUDA device(s)\n", kVersion, device.str().c_str(), count);
   std::printf("%-12s %-66s %9s %10s %10s %10s %8s %8s  %s\n", "family", "check", "elements", "max|diff|", "max rel",
               "rtol", "cpu ms", "cuda ms", "result");

@@ -31,7 +31,9 @@ CONV_SHAPES = [
     ("mnist.conv1:64x1x28x28,w32x1x3x3,bias", 64, 1, 28, 28, 32, 3, True, False),
     ("mnist.conv2:64x32x13x13,w64x32x3x3,bias", 64, 32, 13, 13, 64, 3, True, True),
 ]
-OPS = ["sgemm", "conv2d_fwd", "conv2d_fwdbwd", "add", "relu", "sum"]
+OPS = ["sgemm", "conv2d_fwd", "conv2d_fwdbwd", "add", "relu", "sum",
+       "gather", "scatter_add", "index_select", "sum_lastdim", "amax_lastdim",
+       "logsumexp_lastdim", "softmax_lastdim", "masked_fill", "gelu_fwd", "gelu_bwd"]
 
 
 def selected(filters, op):
@@ -97,6 +99,27 @@ def torch_worker(threads, repeat, filters):
         add("relu", str(n), lambda: torch.relu(a), 2 * e, True)
     if selected(filters, "sum"):
         add("sum", str(n), lambda: a.sum(), e, True)
+    # The breadth ops on a [4096, 1024] matrix, as bench_ops' breadth() (same shapes and work).
+    R, C, K = 4096, 1024, 256
+    x, src, grad = torch.randn(R, C), torch.randn(R, K), torch.randn(R, C)
+    idx, rows = torch.randint(0, C, (R, K)), torch.randint(0, R, (R // 2,))
+    mask = torch.rand(R, C) < 0.5
+    f, i64, full, part, sh = 4.0, 8.0, float(R * C), float(R * K), f"{R}x{C}"
+    breadth = [
+        ("gather", f"{sh},dim1,index{R}x{K}", lambda: x.gather(1, idx), part * (2 * f + i64)),
+        ("scatter_add", f"{sh},dim1,index{R}x{K}", lambda: x.scatter_add(1, idx, src), 2 * full * f + part * (f + i64)),
+        ("index_select", f"{sh},dim0,index{R // 2}", lambda: x.index_select(0, rows), full * f + R // 2 * i64),
+        ("sum_lastdim", sh, lambda: x.sum(-1), full * f),
+        ("amax_lastdim", sh, lambda: x.amax(-1), full * f),
+        ("logsumexp_lastdim", sh, lambda: x.logsumexp(-1), full * f),
+        ("softmax_lastdim", sh, lambda: x.softmax(-1), 2 * full * f),
+        ("masked_fill", f"{sh},bool mask", lambda: x.masked_fill(mask, 0.0), full * (2 * f + 1)),
+        ("gelu_fwd", sh, lambda: F.gelu(x), 2 * full * f),
+        ("gelu_bwd", sh, lambda: torch.ops.aten.gelu_backward(grad, x), 3 * full * f),
+    ]
+    for op, shape, fn, work in breadth:
+        if selected(filters, op):
+            add(op, shape, fn, work, True)
     print(json.dumps({"bench": "torch", "threads": threads, "torch": torch.__version__, "results": results}))
 
 
@@ -117,8 +140,8 @@ def run_gradring(bench, threads, repeat, ops):
     return last_json_line(p.stdout, "bench_ops")
 
 
-def run_torch(threads, repeat, ops):
-    cmd = ["/usr/bin/python3", os.path.abspath(__file__), "--torch-worker", "--threads", str(threads),
+def run_torch(python, threads, repeat, ops):
+    cmd = [python, os.path.abspath(__file__), "--torch-worker", "--threads", str(threads),
            "--repeat", str(repeat)] + (["--ops", ops] if ops else [])
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_CORETYPE="SkylakeX",
                LD_LIBRARY_PATH=OPENBLAS_DIR + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
@@ -154,6 +177,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="alternating gradring/torch rounds per thread count")
     ap.add_argument("--ops", default="", help="op filter passed to both sides (e.g. sgemm,conv2d)")
     ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    ap.add_argument("--python", default="/usr/bin/python3",
+                    help="the Python whose torch is the peer (default Debian's 1.13; current PyTorch: a venv's bin/python)")
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     try:
@@ -179,7 +204,7 @@ def main():
         g_best, t_best = {}, {}
         for _ in range(args.rounds):
             keep_best(g_best, run_gradring(args.bench, t, args.repeat, args.ops))
-            keep_best(t_best, run_torch(t, args.repeat, args.ops))
+            keep_best(t_best, run_torch(args.python, t, args.repeat, args.ops))
         for key, g in g_best.items():
             tr = t_best.get(key)
             if tr is None:

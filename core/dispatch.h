@@ -63,10 +63,10 @@ class DispatchStub<R (*)(Args...)> {
   // The same for the tensors' device: a CUDA device is made current for the call.
   R operator()(const Device& device, Args... args) const {
     if (device.is_cuda()) {
-      detail::CudaDeviceScope scope(device.index);
-      return (*this)(device.type, std::forward<Args>(args)...);
+      detail::CudaDeviceScope scope(device.index());
+      return (*this)(device.type(), std::forward<Args>(args)...);
     }
-    return (*this)(device.type, std::forward<Args>(args)...);
+    return (*this)(device.type(), std::forward<Args>(args)...);
   }
   void set(DeviceType device, Fn fn) { table_[static_cast<int>(device)] = fn; }
   bool has(DeviceType device) const { return table_[static_cast<int>(device)] != nullptr; }

@@ -5,7 +5,7 @@ namespace gr {
 
 Storage Storage::allocate(size_t nbytes, Device device) {
   Storage s;
-  s.impl_ = std::make_shared<StorageImpl>(get_allocator(device.type)->allocate(nbytes, device), nbytes, device);
+  s.impl_ = std::make_shared<StorageImpl>(get_allocator(device.type())->allocate(nbytes, device), nbytes, device);
   return s;
 }
 

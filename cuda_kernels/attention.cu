@@ -175,6 +175,8 @@ __global__ void attention_backward_dkv_kernel(const T* go, const T* q, const T* 
 
 void attention_cuda(const void* q, const void* k, const void* v, const void* mask, void* out, void* lse,
                     const AttentionParams& p, ScalarType t) {
+  // These kernels index contiguous [B, ., .] operands; prepare() copies them so on CUDA.
+  GR_CHECK(attention_operands_contiguous(p), "scaled_dot_product_attention: internal error: CUDA operands not contiguous");
   dispatch_floating(t, "scaled_dot_product_attention", [&]<class T>() {
     const int tile = tile_rows<T>(p.E + p.Ev);
     const int64_t nblk = (p.L + kRows - 1) / kRows;
@@ -189,6 +191,8 @@ void attention_cuda(const void* q, const void* k, const void* v, const void* mas
 void attention_backward_cuda(const void* grad_out, const void* q, const void* k, const void* v, const void* mask,
                              const void* out, const void* lse, void* dq, void* dk, void* dv, const AttentionParams& p,
                              ScalarType t) {
+  // These kernels index contiguous [B, ., .] operands; prepare() copies them so on CUDA.
+  GR_CHECK(attention_operands_contiguous(p), "scaled_dot_product_attention: internal error: CUDA operands not contiguous");
   dispatch_floating(t, "scaled_dot_product_attention_backward", [&]<class T>() {
     const T *g = static_cast<const T*>(grad_out), *qq = static_cast<const T*>(q), *kk = static_cast<const T*>(k);
     const T *vv = static_cast<const T*>(v), *o = static_cast<const T*>(out), *ls = static_cast<const T*>(lse);

@@ -70,16 +70,16 @@ class CachingAllocator final : public Allocator {
 
   DataPtr allocate(size_t nbytes, Device device) override {
     const int count = cuda_device_count();
-    GR_CHECK(device.is_cuda() && device.index >= 0 && device.index < count, "cannot allocate on ", device, ": ",
+    GR_CHECK(device.is_cuda() && device.index() >= 0 && device.index() < count, "cannot allocate on ", device, ": ",
              count, " CUDA device(s) visible");
     if (nbytes == 0) return {nullptr, [](void*) {}};
-    BlockPool& pool = this->pool(device.index);
-    const cudaStream_t stream = Stream::current(device.index).handle();
+    BlockPool& pool = this->pool(device.index());
+    const cudaStream_t stream = Stream::current(device.index()).handle();
     void* p = pool.allocate(nbytes, reinterpret_cast<uintptr_t>(stream));
     if (!p) {
       size_t free_bytes = 0, total_bytes = 0;
       {
-        DeviceGuard guard(device.index);
+        DeviceGuard guard(device.index());
         if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) (void)cudaGetLastError();
       }
       GR_ERROR("CUDA out of memory on ", device, ": ", describe_allocation_failure(nbytes, pool.stats()), "; ",
@@ -146,11 +146,11 @@ void empty_device_cache() { the_allocator().empty_cache(); }
 void record_stream(const Tensor& t, const Stream& stream) {
   GR_CHECK(t.defined() && t.is_cuda(), "record_stream: expected a CUDA tensor, got ",
            t.defined() ? t.device().str() : std::string("an undefined tensor"));
-  GR_CHECK(stream.device() == t.device().index, "record_stream: tensor on ", t.device(), " but the stream is on cuda:",
+  GR_CHECK(stream.device() == t.device().index(), "record_stream: tensor on ", t.device(), " but the stream is on cuda:",
            stream.device());
   const void* data = t.storage().data();
   if (!data) return;  // no memory (0 elements)
-  GR_CHECK(the_allocator().pool(t.device().index).record_stream(data, reinterpret_cast<uintptr_t>(stream.handle())),
+  GR_CHECK(the_allocator().pool(t.device().index()).record_stream(data, reinterpret_cast<uintptr_t>(stream.handle())),
            "record_stream: the tensor's memory does not come from gradring's CUDA allocator (from_blob?)");
 }
 

@@ -39,7 +39,7 @@ void cross_device_copy_cuda(void* dst, Device dst_device, const void* src, Devic
   GR_CHECK(dst_device.is_cuda() || src_device.is_cuda(), "copy: internal: no CUDA side in a copy from ", src_device,
            " to ", dst_device);
   if (nbytes == 0) return;
-  DeviceGuard guard(dst_device.is_cuda() ? dst_device.index : src_device.index);
+  DeviceGuard guard(dst_device.is_cuda() ? dst_device.index() : src_device.index());
   cudaStream_t stream = current_stream();
   if (src_device.is_cpu() && record_pinned_use(src, stream)) {
     GR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, stream));
@@ -47,13 +47,13 @@ void cross_device_copy_cuda(void* dst, Device dst_device, const void* src, Devic
     return;
   }
   if (dst_device.is_cuda() && src_device.is_cuda()) {
-    if (src_device.index != dst_device.index) {
+    if (src_device.index() != dst_device.index()) {
       // The source was produced on its own device's stream: order the copy after that work.
       Event produced;
-      produced.record(Stream::current(src_device.index));
-      Stream(stream, dst_device.index).wait(produced);
+      produced.record(Stream::current(src_device.index()));
+      Stream(stream, dst_device.index()).wait(produced);
     }
-    GR_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes, stream));
+    GR_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device.index(), src, src_device.index(), nbytes, stream));
   } else {
     cudaMemcpyKind kind = dst_device.is_cuda() ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
     GR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, kind, stream));

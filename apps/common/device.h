@@ -35,7 +35,7 @@ inline Device pick_device(const std::string& spec, const char* app, int local_ra
     }
     return Device(kCUDA, local_rank);
   }
-  GR_CHECK(requested.index >= 0 && requested.index < count, app, ": --device ", spec, ": only ", count,
+  GR_CHECK(requested.index() >= 0 && requested.index() < count, app, ": --device ", spec, ": only ", count,
            " CUDA device(s) are visible (cuda:0 to cuda:", count - 1, ")");
   return requested;
 }

@@ -45,7 +45,7 @@ inline Job start_job(const std::string& device_spec, std::string backend, const 
   const bool distributed = launched_distributed(backend);
   Job job;
   job.device = pick_device(device_spec, app, env_int("LOCAL_RANK"), std::max(1, env_int("LOCAL_WORLD_SIZE")));
-  if (job.device.is_cuda()) cuda::set_device(job.device.index);  // before any CUDA work of this rank
+  if (job.device.is_cuda()) cuda::set_device(job.device.index());  // before any CUDA work of this rank
   if (backend.empty()) backend = job.device.is_cuda() ? "nccl" : "gloo";
   GR_CHECK(backend != "nccl" || job.device.is_cuda(), "--backend nccl needs --device cuda (NCCL reduces CUDA tensors)");
   job.collective_device = backend == "nccl" ? job.device : Device(kCPU);

@@ -18,13 +18,58 @@ constexpr const char* kOp = "scaled_dot_product_attention";
 
 std::vector<int64_t> batch_dims(const Tensor& t) { return {t.sizes().begin(), t.sizes().end() - 2}; }
 
-// The inputs as contiguous [B, ., .] tensors (broadcast batch dims flattened), the kernel
-// parameters, and the mask's per-batch offsets on the inputs' device.
+// The inputs as the kernel reads them (in place on the CPU, else contiguous [B, ., .]), the
+// kernel parameters, and the mask's per-batch offsets on the inputs' device.
 struct Prepared {
   std::vector<int64_t> batch;  // the broadcast batch shape
   Tensor q, k, v, mask, mask_offset;
   AttentionParams p;
+  bool in_place = false;  // the CPU kernel: See Note [Attention operands in place]
 };
+
+// The layout of t ([batch..., rows, cols]) if the kernel can read it where it lies.
+std::optional<AttentionLayout> layout_in_place(const Tensor& t) {
+  const IntArrayRef st = t.strides(), sz = t.sizes();
+  const int64_t nb = t.dim() - 2;
+  if (nb > 2 || (sz.back() > 1 && st.back() != 1)) return std::nullopt;
+  AttentionLayout at;
+  at.row_stride = st[nb];
+  if (nb >= 1) at.outer_stride = st[0];
+  if (nb == 2) at.inner = sz[1], at.inner_stride = st[1];
+  if (at.inner == 0) at.inner = 1;  // an empty batch: nothing is read
+  return at;
+}
+
+// An operand expanded to [batch..., rows, cols]: in place if it can be, else a contiguous copy.
+Tensor operand(const Prepared& r, const Tensor& t, int64_t rows, int64_t cols, AttentionLayout& at) {
+  std::vector<int64_t> full = r.batch;
+  full.push_back(rows);
+  full.push_back(cols);
+  Tensor e = expand(t, full);
+  if (r.in_place)
+    if (std::optional<AttentionLayout> l = layout_in_place(e)) {
+      at = *l;
+      return e;
+    }
+  at = AttentionLayout::contiguous(rows, cols);
+  return contiguous(e);
+}
+
+// A [batch..., rows, cols] result for the kernel to write: in the head layout of `like` when
+// that is [N, H, T, .] viewed from [N, T, H, .] (the model's transpose), else contiguous.
+Tensor result_like(const Prepared& r, const Tensor& like, int64_t rows, int64_t cols, AttentionLayout& at) {
+  std::vector<int64_t> full = r.batch;
+  full.push_back(rows);
+  full.push_back(cols);
+  Tensor t;
+  if (r.in_place && full.size() == 4 && like.dim() == 4 && like.stride(1) < like.stride(2))
+    t = transpose(empty({full[0], full[2], full[1], full[3]}, like.options()), 1, 2);
+  else
+    t = empty(full, like.options());
+  at = r.in_place ? layout_in_place(t).value_or(AttentionLayout::contiguous(rows, cols))
+                  : AttentionLayout::contiguous(rows, cols);
+  return t;
+}
 
 Prepared prepare(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
                  double dropout_p, bool is_causal, std::optional<double> scale) {
@@ -52,17 +97,16 @@ Prepared prepare(const Tensor& query, const Tensor& key, const Tensor& value, co
   const int64_t L = query.size(-2), S = key.size(-2), E = query.size(-1), Ev = value.size(-1);
   int64_t B = 1;
   for (int64_t d : r.batch) B *= d;
-  auto flat = [&](const Tensor& t, int64_t rows, int64_t cols) {
-    std::vector<int64_t> full = r.batch;
-    full.push_back(rows);
-    full.push_back(cols);
-    return reshape(contiguous(expand(t, full)), {B, rows, cols});
-  };
-  r.q = flat(query, L, E);
-  r.k = flat(key, S, E);
-  r.v = flat(value, S, Ev);
   AttentionParams& p = r.p;
   p.B = B, p.L = L, p.S = S, p.E = E, p.Ev = Ev;
+  p.q_at = p.dq_at = AttentionLayout::contiguous(L, E);
+  p.k_at = p.dk_at = AttentionLayout::contiguous(S, E);
+  p.v_at = p.dv_at = AttentionLayout::contiguous(S, Ev);
+  p.out_at = p.grad_out_at = AttentionLayout::contiguous(L, Ev);
+  r.in_place = query.device().is_cpu();
+  r.q = operand(r, query, L, E, p.q_at);
+  r.k = operand(r, key, S, E, p.k_at);
+  r.v = operand(r, value, S, Ev, p.v_at);
   p.scale = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(E));
   p.causal = is_causal;
   if (dropout_p > 0) {
@@ -127,13 +171,13 @@ AttentionSaved scaled_dot_product_attention(const Tensor& query, const Tensor& k
     saved.seed = p.seed = g.seed();
     saved.offset = p.offset = g.reserve(static_cast<uint64_t>((p.B * p.L * p.S + 3) / 4));
   }
-  Tensor out = empty({p.B, p.L, p.Ev}, query.options());
+  Tensor out = result_like(r, query, p.L, p.Ev, p.out_at);
   Tensor lse = empty({p.B, p.L}, query.options());
   if (p.B * p.L > 0)
     attention_stub(query.device(), r.q.data_ptr(), r.k.data_ptr(), r.v.data_ptr(),
                    r.mask.defined() ? r.mask.data_ptr() : nullptr, out.data_ptr(), lse.data_ptr(), p,
                    query.scalar_type());
-  saved.out = reshape(out, with(r.batch, {p.L, p.Ev}));
+  saved.out = out;
   saved.lse = reshape(lse, with(r.batch, {p.L}));
   return saved;
 }
@@ -145,11 +189,11 @@ std::tuple<Tensor, Tensor, Tensor> scaled_dot_product_attention_backward(
   AttentionParams& p = r.p;
   p.seed = saved.seed;
   p.offset = saved.offset;
-  Tensor g = reshape(contiguous(expand(grad_out, with(r.batch, {p.L, p.Ev}))), {p.B, p.L, p.Ev});
-  Tensor out = contiguous(saved.out), lse = contiguous(saved.lse);
-  Tensor dq = empty({p.B, p.L, p.E}, query.options());
-  Tensor dk = empty({p.B, p.S, p.E}, query.options());
-  Tensor dv = empty({p.B, p.S, p.Ev}, query.options());
+  Tensor g = operand(r, grad_out, p.L, p.Ev, p.grad_out_at);
+  Tensor out = operand(r, saved.out, p.L, p.Ev, p.out_at), lse = contiguous(saved.lse);
+  Tensor dq = result_like(r, query, p.L, p.E, p.dq_at);
+  Tensor dk = result_like(r, key, p.S, p.E, p.dk_at);
+  Tensor dv = result_like(r, value, p.S, p.Ev, p.dv_at);
   if (p.B * p.L > 0 && p.S > 0) {
     attention_backward_stub(query.device(), g.data_ptr(), r.q.data_ptr(), r.k.data_ptr(), r.v.data_ptr(),
                             r.mask.defined() ? r.mask.data_ptr() : nullptr, out.data_ptr(), lse.data_ptr(),
@@ -159,9 +203,7 @@ std::tuple<Tensor, Tensor, Tensor> scaled_dot_product_attention_backward(
     fill_(dk, 0);
     fill_(dv, 0);
   }
-  return {sum_to(reshape(dq, with(r.batch, {p.L, p.E})), query.sizes()),
-          sum_to(reshape(dk, with(r.batch, {p.S, p.E})), key.sizes()),
-          sum_to(reshape(dv, with(r.batch, {p.S, p.Ev})), value.sizes())};
+  return {sum_to(dq, query.sizes()), sum_to(dk, key.sizes()), sum_to(dv, value.sizes())};
 }
 
 }  // namespace gr::native

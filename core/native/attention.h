@@ -35,9 +35,35 @@ GR_HOST_DEVICE GR_INLINE T attention_neg_inf() { return -static_cast<T>(INFINITY
 
 enum class AttentionMask : int { None = 0, Bool = 1, Float = 2 };
 
-// Everything the kernels need besides the pointers. q [B, L, E], k [B, S, E], v [B, S, Ev],
-// out [B, L, Ev] and lse [B, L] are contiguous; the mask (if any) element (b, i, j) is at
-// mask_offset[b] + i * mask_stride_l + j * mask_stride_s (broadcast dims have stride 0).
+// Note [Attention operands in place]
+// A model's heads are usually a view: q = qkv.view({N, T, H, D}).transpose(1, 2) has strides
+// [T*3C, D, 3C, 1]. Copying q, k, v, grad_out (and the output back) to contiguous [B, L, E]
+// cost 8% of a GPT step, so the CPU kernel reads and writes every operand where it lies:
+// row i of batch entry b (b = n * inner + h over the flattened batch) starts at
+// n * outer_stride + h * inner_stride + i * row_stride, and its E values are contiguous.
+// Batch dims that do not fold into two strides, or a non-contiguous last dim, are copied
+// first; broadcast batch dims are stride 0 (read in place too). The output (and the input
+// gradients) take the query's (the input's) head layout, as torch's, so the model's
+// y.transpose(1, 2).reshape({N, T, C}) is a view. The CUDA kernel reads contiguous operands
+// (attention_operands_contiguous), which prepare() makes for it.
+struct AttentionLayout {
+  int64_t inner = 1;  // batch entries per outer index (the heads of a [N, H, L, E] operand)
+  int64_t outer_stride = 0, inner_stride = 0, row_stride = 0;
+  GR_HOST_DEVICE int64_t at(int64_t b, int64_t i) const {
+    return b / inner * outer_stride + b % inner * inner_stride + i * row_stride;
+  }
+  // The layout of a contiguous [B, rows, cols] operand.
+  static AttentionLayout contiguous(int64_t rows, int64_t cols) { return {1, rows * cols, 0, cols}; }
+  bool is_contiguous(int64_t rows, int64_t cols) const {
+    return row_stride == cols && (inner == 1 ? outer_stride == rows * cols
+                                             : inner_stride == rows * cols && outer_stride == inner * rows * cols);
+  }
+};
+
+// Everything the kernels need besides the pointers. Operands are laid out as their
+// AttentionLayout says (Note [Attention operands in place]); lse [B, L] is contiguous. The
+// mask (if any) element (b, i, j) is at mask_offset[b] + i * mask_stride_l + j * mask_stride_s
+// (broadcast dims have stride 0).
 struct AttentionParams {
   int64_t B, L, S, E, Ev;
   double scale;
@@ -49,7 +75,16 @@ struct AttentionParams {
   uint32_t dropout_threshold = 0;        // see dropout_keep
   double dropout_scale = 1;
   uint64_t seed = 0, offset = 0;  // Note [Attention dropout stream]
+  AttentionLayout q_at, k_at, v_at, out_at;  // the forward's operands; out_at also the saved output
+  AttentionLayout grad_out_at, dq_at, dk_at, dv_at;  // the backward's
 };
+
+// Whether every operand is a contiguous [B, ., .] block (what the CUDA kernels read).
+inline bool attention_operands_contiguous(const AttentionParams& p) {
+  return p.q_at.is_contiguous(p.L, p.E) && p.k_at.is_contiguous(p.S, p.E) && p.v_at.is_contiguous(p.S, p.Ev) &&
+         p.out_at.is_contiguous(p.L, p.Ev) && p.grad_out_at.is_contiguous(p.L, p.Ev) &&
+         p.dq_at.is_contiguous(p.L, p.E) && p.dk_at.is_contiguous(p.S, p.E) && p.dv_at.is_contiguous(p.S, p.Ev);
+}
 
 // Score (b, i, j) after masking: the scaled product plus the float mask, or -inf where the
 // bool mask is false, the causal rule hides j, or j is past S. `x` is already scaled.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/factory.h"
+#include "core/functors_fast_math.h"
 #include "core/native/attention.h"
 #include "core/native/gemm_kernels.h"
 #include "core/parallel.h"
@@ -83,29 +84,8 @@ void tile_gemm(int64_t M, int64_t N, int64_t K, const T* a, int64_t ar, int64_t 
     }
 }
 
-// exp of the weights. float: a branch-free Cephes polynomial (2 ulp) that GCC vectorises
-// (libm's expf does not vectorise without -ffast-math; the selects need -fno-trapping-math,
-// core/CMakeLists.txt); exp(-inf) and underflow give 0.
-// double keeps libm's exp (float64 is for checking, not speed).
-inline float weight_exp(float x) {
-  const bool underflow = x < -87.3f;
-  x = x < -87.3f ? -87.3f : x;
-  x = x > 88.3f ? 88.3f : x;
-  // n = round(x / ln 2) by the 1.5 * 2^23 trick (floor would need -fno-trapping-math to vectorise).
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = x - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float y = p * r * r + r + 1.0f;
-  const float two_n = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
-  return underflow ? 0.0f : y * two_n;
-}
-inline double weight_exp(double x) { return std::exp(x); }
+// exp of the weights: float's is vectorisable, See Note [Vectorisable exp and erf].
+using math::fast_exp;
 
 // Row max and sum over kBc values in 8 independent lanes, so GCC vectorises them (one
 // running value would be a serial chain: float addition does not reassociate).
@@ -129,7 +109,7 @@ T row_sum(const T* x) {
 // row = exp(row - shift), kBc values.
 template <class T>
 void row_exp(T* __restrict row, T shift) {
-  for (int64_t j = 0; j < kBc; ++j) row[j] = weight_exp(row[j] - shift);
+  for (int64_t j = 0; j < kBc; ++j) row[j] = fast_exp(row[j] - shift);
 }
 
 // row[0, n) *= the dropout factors of weights (b, i, j0 ..): one Philox block per 4 weights.
@@ -183,10 +163,10 @@ void attention_forward(const T* q, const T* k, const T* v, const void* mask, T* 
     for (int64_t b = b0; b < b1; ++b) {
       T* ktb = kt + b * E * Sp;
       for (int64_t e = 0; e < E; ++e)
-        for (int64_t j = 0; j < Sp; ++j) ktb[e * Sp + j] = j < S ? k[(b * S + j) * E + e] : T(0);
+        for (int64_t j = 0; j < Sp; ++j) ktb[e * Sp + j] = j < S ? k[p.k_at.at(b, j) + e] : T(0);
       T* vb = vp + b * Sp * Evp;
       for (int64_t j = 0; j < Sp; ++j)
-        for (int64_t c = 0; c < Evp; ++c) vb[j * Evp + c] = j < S && c < Ev ? v[(b * S + j) * Ev + c] : T(0);
+        for (int64_t c = 0; c < Evp; ++c) vb[j * Evp + c] = j < S && c < Ev ? v[p.v_at.at(b, j) + c] : T(0);
     }
   });
   parallel_for(0, p.B * nqb, 1, [&](int64_t w0, int64_t w1) {
@@ -194,7 +174,7 @@ void attention_forward(const T* q, const T* k, const T* v, const void* mask, T* 
     for (int64_t w = w0; w < w1; ++w) {
       const int64_t b = w / nqb, i0 = w % nqb * kBr, nr = std::min(kBr, L - i0);
       for (int64_t r = 0; r < kBr; ++r)
-        for (int64_t e = 0; e < E; ++e) qs[r * E + e] = r < nr ? q[(b * L + i0 + r) * E + e] * scale : T(0);
+        for (int64_t e = 0; e < E; ++e) qs[r * E + e] = r < nr ? q[p.q_at.at(b, i0 + r) + e] * scale : T(0);
       std::fill(m.begin(), m.end(), attention_neg_inf<T>());
       std::fill(l.begin(), l.end(), T(0));
       std::fill(o.begin(), o.end(), T(0));
@@ -218,7 +198,7 @@ void attention_forward(const T* q, const T* k, const T* v, const void* mask, T* 
           }
           row_exp(row, mnew);
           const T sum = row_sum(row);
-          const T alpha = weight_exp(m[r] - mnew);
+          const T alpha = fast_exp(m[r] - mnew);
           l[r] = l[r] * alpha + sum;
           m[r] = mnew;
           if (alpha != T(1))
@@ -228,10 +208,10 @@ void attention_forward(const T* q, const T* k, const T* v, const void* mask, T* 
         tile_gemm<T>(kBr, Evp, kBc, s.data(), kBc, 1, vp + (b * Sp + j0) * Evp, Evp, o.data(), Evp, true);
       }
       for (int64_t r = 0; r < nr; ++r) {
-        const int64_t i = b * L + i0 + r;
-        lse[i] = attention_lse(m[r], l[r]);
+        lse[b * L + i0 + r] = attention_lse(m[r], l[r]);
         const T inv = l[r] > T(0) ? T(1) / l[r] : T(0);
-        for (int64_t c = 0; c < Ev; ++c) out[i * Ev + c] = o[r * Evp + c] * inv;
+        T* out_row = out + p.out_at.at(b, i0 + r);
+        for (int64_t c = 0; c < Ev; ++c) out_row[c] = o[r * Evp + c] * inv;
       }
     }
   });
@@ -261,21 +241,26 @@ void attention_backward(const T* go, const T* q, const T* k, const T* v, const v
     T *dqa = ptrs[5], *dka = ptrs[6], *dva = ptrs[7], *D = ptrs[8];
     std::vector<T> P(kBr * kBc), dP(kBr * kBc), Z(dropout ? kBr * kBc : 0);
     for (int64_t b = b0; b < b1; ++b) {
-      const T *qb = q + b * L * E, *kb = k + b * S * E, *vb = v + b * S * Ev, *gob = go + b * L * Ev;
+      // Rows of batch entry b in each operand's layout (Note [Attention operands in place]).
+      auto q_row = [&](int64_t i) { return q + p.q_at.at(b, i); };
+      auto k_row = [&](int64_t j) { return k + p.k_at.at(b, j); };
+      auto v_row = [&](int64_t j) { return v + p.v_at.at(b, j); };
       for (int64_t i = 0; i < Lp; ++i)
-        for (int64_t e = 0; e < Ep; ++e) qs[i * Ep + e] = i < L && e < E ? qb[i * E + e] * scale : T(0);
+        for (int64_t e = 0; e < Ep; ++e) qs[i * Ep + e] = i < L && e < E ? q_row(i)[e] * scale : T(0);
       for (int64_t j = 0; j < Sp; ++j)
-        for (int64_t e = 0; e < Ep; ++e) kp[j * Ep + e] = j < S && e < E ? kb[j * E + e] : T(0);
+        for (int64_t e = 0; e < Ep; ++e) kp[j * Ep + e] = j < S && e < E ? k_row(j)[e] : T(0);
       for (int64_t e = 0; e < E; ++e)
-        for (int64_t j = 0; j < Sp; ++j) kt[e * Sp + j] = j < S ? kb[j * E + e] : T(0);
+        for (int64_t j = 0; j < Sp; ++j) kt[e * Sp + j] = j < S ? k_row(j)[e] : T(0);
       for (int64_t c = 0; c < Ev; ++c)
-        for (int64_t j = 0; j < Sp; ++j) vt[c * Sp + j] = j < S ? vb[j * Ev + c] : T(0);
+        for (int64_t j = 0; j < Sp; ++j) vt[c * Sp + j] = j < S ? v_row(j)[c] : T(0);
       for (int64_t i = 0; i < Lp; ++i) {
+        const T* go_row = i < L ? go + p.grad_out_at.at(b, i) : nullptr;
+        const T* out_row = i < L ? out + p.out_at.at(b, i) : nullptr;
         T d = 0;
         for (int64_t c = 0; c < Evp; ++c) {
-          const T g = i < L && c < Ev ? gob[i * Ev + c] : T(0);
+          const T g = i < L && c < Ev ? go_row[c] : T(0);
           dop[i * Evp + c] = g;
-          if (c < Ev) d += g * (i < L ? out[(b * L + i) * Ev + c] : T(0));
+          if (c < Ev && i < L) d += g * out_row[c];
         }
         D[i] = d;  // D = rowsum(dO * O)
       }
@@ -329,10 +314,10 @@ void attention_backward(const T* go, const T* q, const T* k, const T* v, const v
         }
       }
       for (int64_t i = 0; i < L; ++i)
-        for (int64_t e = 0; e < E; ++e) dq[(b * L + i) * E + e] = dqa[i * Ep + e] * scale;
+        for (int64_t e = 0; e < E; ++e) dq[p.dq_at.at(b, i) + e] = dqa[i * Ep + e] * scale;
       for (int64_t j = 0; j < S; ++j) {
-        for (int64_t e = 0; e < E; ++e) dk[(b * S + j) * E + e] = dka[j * Ep + e];
-        for (int64_t c = 0; c < Ev; ++c) dv[(b * S + j) * Ev + c] = dva[j * Evp + c];
+        for (int64_t e = 0; e < E; ++e) dk[p.dk_at.at(b, j) + e] = dka[j * Ep + e];
+        for (int64_t c = 0; c < Ev; ++c) dv[p.dv_at.at(b, j) + c] = dva[j * Evp + c];
       }
     }
   });

@@ -67,7 +67,7 @@ void check_tensor(const Tensor& t, const CheckContext& c) {
            " tensor (move it with .to(Device(kCUDA, i)), or use the gloo backend for CPU tensors)");
   GR_CHECK(type != kCPU || t.is_cpu(), c, ": this backend moves CPU tensors, got one on ", t.device(),
            " (use the nccl backend for CUDA tensors, or copy it to the CPU first)");
-  GR_CHECK(c.placement.index < 0 || t.device().index == c.placement.index, c, ": tensor is on ", t.device(),
+  GR_CHECK(c.placement.index < 0 || t.device().index() == c.placement.index, c, ": tensor is on ", t.device(),
            " but this process group uses ", Device(type.value_or(kCUDA), c.placement.index),
            " (one device per group and process)");
   GR_CHECK(t.is_contiguous(), c, ": tensors must be contiguous, got sizes ", t.sizes(), " strides ", t.strides());
@@ -79,7 +79,7 @@ void check_tensors(const std::vector<Tensor>& ts, const CheckContext& c) {
   GR_CHECK(!ts.empty(), c, ": the tensor list is empty");
   check_tensor(ts[0], c);
   CheckContext same_device = c;
-  same_device.placement.index = ts[0].device().index;
+  same_device.placement.index = ts[0].device().index();
   for (size_t i = 1; i < ts.size(); ++i) check_tensor(ts[i], same_device);
 }
 
@@ -87,7 +87,7 @@ void check_per_rank_tensors(const std::vector<Tensor>& list, const Tensor& like,
                             const char* role, const char* like_name) {
   GR_CHECK(static_cast<int>(list.size()) == c.size, c, ": expected ", c.size, " ", role, " tensors, got ", list.size());
   CheckContext same_device = c;
-  same_device.placement.index = like.device().index;
+  same_device.placement.index = like.device().index();
   for (const Tensor& t : list) {
     check_tensor(t, same_device);
     GR_CHECK(t.sizes() == like.sizes() && t.scalar_type() == like.scalar_type(), c, ": every ", role, " must have ",

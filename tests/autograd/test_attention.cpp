@@ -90,6 +90,32 @@ TEST_CASE("scaled_dot_product_attention equals the unfused composite in float64,
   }
 }
 
+TEST_CASE("scaled_dot_product_attention reads head views in place: bitwise the contiguous result") {
+  // Note [Attention operands in place]: q, k, v as a model makes them (qkv [N, T, 3C] split,
+  // viewed [N, T, H, D], transposed to [N, H, T, D]), a broadcast key, and a grad_out view.
+  const int64_t N = 2, T = 70, H = 3, D = 8, C = H * D;
+  for (bool causal : {false, true}) {
+    INFO("causal ", causal);
+    Tensor qkv = randn_of({N, T, 3 * C}, 11, kFloat32);
+    std::vector<Tensor> parts = qkv.split(C, 2);
+    auto heads = [&](const Tensor& t) { return t.view({N, T, H, D}).transpose(1, 2); };
+    Tensor k1 = randn_of({1, H, T, D}, 12, kFloat32);  // broadcast over N
+    Tensor g = randn_of({N, T, H, D}, 13, kFloat32).transpose(1, 2);
+    TensorList results[2];
+    for (int in_place = 0; in_place < 2; ++in_place) {
+      Tensor q = (in_place ? heads(parts[0]) : heads(parts[0]).contiguous()).detach().requires_grad_(true);
+      Tensor k = (in_place ? k1 : k1.contiguous()).detach().requires_grad_(true);
+      Tensor v = (in_place ? heads(parts[2]) : heads(parts[2]).contiguous()).detach().requires_grad_(true);
+      Tensor out = scaled_dot_product_attention(q, k, v, {}, 0.0, causal);
+      if (in_place) CHECK(out.transpose(1, 2).is_contiguous());  // the output takes the query's head layout
+      out.backward(in_place ? g : g.contiguous());
+      results[in_place] = {out.detach().contiguous(), q.grad().contiguous(), k.grad().contiguous(),
+                           v.grad().contiguous()};
+    }
+    for (int i = 0; i < 4; ++i) CHECK(equal(results[0][i], results[1][i]));
+  }
+}
+
 TEST_CASE("scaled_dot_product_attention in float32 is close to the float64 composite") {
   for (const Case& c : cases()) {
     INFO("case: ", c.name);

@@ -29,7 +29,7 @@ TEST_SUITE("cuda") {
             Tensor C = random_tensor({batch * sc}, t, 602);
             auto run = [&](const TensorList& v) {
               Tensor c = native::clone(v[2]);
-              N::gemm_batched_stub(v[0].device().type, t, ta, tb, M, Nn, K, 0.75, v[0].data_ptr(), lda, sa,
+              N::gemm_batched_stub(v[0].device().type(), t, ta, tb, M, Nn, K, 0.75, v[0].data_ptr(), lda, sa,
                                    v[1].data_ptr(), ldb, sb, 0.5, c.data_ptr(), ldc, sc, batch);
               return c;
             };

@@ -86,7 +86,7 @@ class ProcessGroupNCCL : public ProcessGroup {
                 const Body& body, bool blocking_wait = false);
   void ensure_comm(int device);  // with mutex_ held
   // The device of a collective's tensors; -1 for none.
-  int device_of(const Tensor& t) const { return t.defined() ? t.device().index : -1; }
+  int device_of(const Tensor& t) const { return t.defined() ? t.device().index() : -1; }
 
   std::shared_ptr<Store> store_;
   std::shared_ptr<nccl::Health> health_;

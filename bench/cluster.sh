@@ -135,6 +135,8 @@ cores=$(nproc)
 threads=$((cores / (nodes * nproc)))
 ((threads >= 1)) || threads=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$threads}
+# PyTorch's Gloo binds the address its host name resolves to, which is not inside a namespace.
+export GLOO_SOCKET_IFNAME=${GLOO_SOCKET_IFNAME:-eth0}
 unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT GROUP_RANK
 echo "cluster: $nodes node(s) x $nproc worker(s), links $rate each way (tbf, burst $burst B), no added delay;" \
   "OMP_NUM_THREADS=$OMP_NUM_THREADS; timeout ${limit}s" >&2

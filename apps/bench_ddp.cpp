@@ -554,8 +554,8 @@ int main(int argc, char** argv) {
   app.add_option("--conv-algorithm", o.conv_algorithm, "CPU conv2d algorithm: auto, im2col, winograd or direct")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "im2col", "winograd", "direct"}));
-  app.add_option("--backend", o.backend, "process group: gloo or shm (under gradring-run), or mpi (under mpirun)")
-      ->check(CLI::IsMember({"gloo", "shm", "mpi"}))
+  app.add_option("--backend", o.backend, "process group: gloo, shm or hierarchical (shm in a node, Gloo across; under gradring-run), or mpi (under mpirun)")
+      ->check(CLI::IsMember({"gloo", "shm", "hierarchical", "mpi"}))
       ->capture_default_str();
   app.add_option("--bucket-cap-mb", o.bucket_cap_mb, "bucket size cap of the overlap (and sharding) modes, MiB")
       ->capture_default_str()

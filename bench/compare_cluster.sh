@@ -30,7 +30,8 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out"
 torchrun=/work/venv/bin/torchrun
-last_json() { grep '^\[node 0\] \[rank 0\] {' | tail -1 | sed 's/^[^{]*//'; }
+# The last JSON object node 0 printed (gradring-run prefixes "[rank 0] ", torchrun nothing).
+last_json() { grep -E '^\[node 0\] (\[rank 0\] )?\{' | tail -1 | sed 's/^[^{]*//'; }
 for ((round = 1; round <= repeat; ++round)); do
   for n in $nodes_list; do
     for rate in $rates; do

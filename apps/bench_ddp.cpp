@@ -52,13 +52,15 @@ struct Options {
   std::string conv_algorithm = "auto";
   std::string trace_dir;
   std::string backend = "gloo";
+  double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // the overlap and sharding modes' buckets
   bool json = false;
 };
 
 // The DDP options of a mode. Caps are in MiB: 1e9 MiB puts every gradient in one bucket,
 // 1e-6 MiB (one byte) closes a bucket after each parameter.
-DistributedDataParallelOptions mode_options(const std::string& mode) {
+DistributedDataParallelOptions mode_options(const std::string& mode, const Options& opts) {
   DistributedDataParallelOptions o;
+  o.bucket_cap_mb(opts.bucket_cap_mb).first_bucket_cap_mb(opts.first_bucket_cap_mb);
   if (mode == "after-backward") o.bucket_cap_mb(1e9).first_bucket_cap_mb(1e9);
   if (mode == "per-parameter") o.bucket_cap_mb(1e-6).first_bucket_cap_mb(1e-6);
   if (mode == "zero2") o.shard_gradients(true);
@@ -178,11 +180,11 @@ class Progress {
 // One mode's model (every mode starts from the same weights), its DDP wrapper and optimizer.
 template <class Impl>
 struct ModeRun {
-  ModeRun(std::string mode_, std::shared_ptr<Impl> model_, ProcessGroupPtr pg)
+  ModeRun(std::string mode_, std::shared_ptr<Impl> model_, ProcessGroupPtr pg, const Options& opts)
       : mode(std::move(mode_)),
         sync(mode != "none"),
         model(std::move(model_)),
-        ddp(model, pg, mode_options(mode)) {
+        ddp(model, pg, mode_options(mode, opts)) {
     const auto sgd = distributed::optimizer_class<optim::SGD>(optim::SGDOptions(0.01).momentum(0.9));
     if (steps_in_backward(mode)) ddp.apply_optimizer_in_backward(sgd);
     else if (mode == "zero1") opt = std::make_unique<distributed::ZeroRedundancyOptimizer>(model->parameters(), sgd, pg);
@@ -302,7 +304,7 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
   std::vector<double> grad_err;
   for (const std::string& mode : o.modes) {
     manual_seed(o.seed);
-    runs.push_back(std::make_unique<ModeRun<Impl>>(mode, make(), pg));
+    runs.push_back(std::make_unique<ModeRun<Impl>>(mode, make(), pg, o));
     ModeRun<Impl>& run = *runs.back();
     progress.line("%s %s: checking DDP's gradients", name.c_str(), mode.c_str());
     const bool checkable = run.sync && run.opt;
@@ -485,8 +487,10 @@ int run(const Options& o) {
   Progress progress(pg->rank() == 0);
   if (pg->rank() == 0 && !o.json) {
     std::printf("# gradring bench_ddp: %d ranks (%s), %d thread(s) per rank, %d timed steps (+%d warm-up) per mode, "
-                "modes taking turns, SGD (momentum 0.9), synthetic data, conv2d %s\n",
-                pg->size(), pg->backend_name().c_str(), get_num_threads(), o.steps, o.warmup, o.conv_algorithm.c_str());
+                "modes taking turns, SGD (momentum 0.9), synthetic data, conv2d %s, "
+                "buckets: first %g MiB, then %g MiB\n",
+                pg->size(), pg->backend_name().c_str(), get_num_threads(), o.steps, o.warmup, o.conv_algorithm.c_str(),
+                o.first_bucket_cap_mb, o.bucket_cap_mb);
     std::printf("# step = zero_grad + forward + backward + optimizer step; step(ms)/min(ms): median/min over steps of "
                 "the slowest rank; other times per step, mean of ranks; cpu = CPU time of the rank's process (all "
                 "threads)\n");
@@ -512,6 +516,7 @@ int run(const Options& o) {
   if (pg->rank() == 0 && o.json)
     std::printf("%s\n", nlohmann::json({{"ranks", pg->size()}, {"backend", pg->backend_name()},
                                         {"conv_algorithm", o.conv_algorithm},
+                                        {"bucket_cap_mb", o.bucket_cap_mb}, {"first_bucket_cap_mb", o.first_bucket_cap_mb},
                                         {"threads", get_num_threads()}, {"steps", o.steps}, {"warmup", o.warmup},
                                         {"models", models}, {"ok", !failed}})
                             .dump()
@@ -549,9 +554,15 @@ int main(int argc, char** argv) {
   app.add_option("--conv-algorithm", o.conv_algorithm, "CPU conv2d algorithm: auto, im2col, winograd or direct")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "im2col", "winograd", "direct"}));
-  app.add_option("--backend", o.backend, "process group: gloo or shm (under gradring-run), or mpi (under mpirun)")
-      ->check(CLI::IsMember({"gloo", "shm", "mpi"}))
+  app.add_option("--backend", o.backend, "process group: gloo, shm or hierarchical (shm in a node, Gloo across; under gradring-run), or mpi (under mpirun)")
+      ->check(CLI::IsMember({"gloo", "shm", "hierarchical", "mpi"}))
       ->capture_default_str();
+  app.add_option("--bucket-cap-mb", o.bucket_cap_mb, "bucket size cap of the overlap (and sharding) modes, MiB")
+      ->capture_default_str()
+      ->check(apps::positive());
+  app.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb, "the first bucket's cap, MiB")
+      ->capture_default_str()
+      ->check(apps::positive());
   app.add_option("--seed", o.seed, "seed for the model and the synthetic data")->capture_default_str();
   app.add_option("--trace", o.trace_dir, "write the overlap mode's Chrome trace of every rank into this folder");
   app.add_flag("--json", o.json, "print the results as one JSON object on the last line (rank 0)");

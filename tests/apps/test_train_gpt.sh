@@ -24,24 +24,7 @@ words = "to be or not that is the question whether tis nobler in the mind to suf
 print(" ".join(r.choice(words) for _ in range(14000)))' > "$tmp/corpus.txt"
 
 # Largest absolute difference between the tensors of two safetensors files of the same names.
-maxdiff() {
-  "$py" - "$1" "$2" <<'PY'
-import json, struct, sys
-def read(path):
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n]); header.pop("__metadata__", None)
-    out = {}
-    for name, e in header.items():
-        assert e["dtype"] == "F64", (name, e["dtype"])
-        b, end = e["data_offsets"]
-        out[name] = struct.unpack("<%dd" % ((end - b) // 8), data[8 + n + b:8 + n + end])
-    return out
-a, b = read(sys.argv[1]), read(sys.argv[2])
-assert sorted(a) == sorted(b), "different tensors"
-print(max(abs(x - y) for k in a for x, y in zip(a[k], b[k])))
-PY
-}
+maxdiff() { "$py" "$(dirname "$0")/safetensors_maxdiff.py" "$1" "$2"; }
 close() {  # close A B WHAT: the weights agree to 1e-12
   local d
   d=$(maxdiff "$1" "$2") || fail "$3: cannot compare the weights"

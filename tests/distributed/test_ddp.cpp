@@ -156,6 +156,16 @@ TEST_CASE("DDP on the shm backend equals one process on the concatenated batch (
   }
 }
 
+TEST_CASE("DDP on the hierarchical backend (2 nodes x 2 ranks) equals one process on the concatenated batch (float64)") {
+  spawn(4, [](int rank) {
+    init_process_group("hierarchical");
+    check_equivalence(rank, 4, kFloat64, DistributedDataParallelOptions(), 1e-12, "hierarchical, default buckets");
+    check_equivalence(rank, 4, kFloat64, DistributedDataParallelOptions().bucket_cap_mb(1e-9).first_bucket_cap_mb(1e-9),
+                      1e-12, "hierarchical, one bucket per parameter");
+    destroy_process_group();
+  }, {.timeout = 180s, .env = {{"LOCAL_WORLD_SIZE", "2"}}});
+}
+
 TEST_CASE("DDP float32 and compression hooks stay close to the single-process result") {
   spawn(2, [](int rank) {
     init_process_group("gloo");

@@ -8,7 +8,8 @@
 // the overlap mode's after the timed steps); then the modes take turns step by step under the
 // profiler, and the Reducer's "allreduce bucket k" spans tell how much communication was
 // hidden behind backward. A memory table gives bytes per parameter for parameters, gradients
-// and optimizer state in each mode. docs/benchmarks.md has results; run it under the launcher:
+// and optimizer state in each mode, and what the allocator holds. docs/benchmarks.md has
+// results; run it under the launcher:
 //   gradring-run --nproc-per-node 2 --standalone bench_ddp
 #include <sys/resource.h>
 
@@ -24,12 +25,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/cli.h"
 #include "common/ddp_checks.h"
 #include "common/reference_cnn.h"
 #include "common/resnet.h"
+#include "core/memory_stats.h"
 #include "core/native/conv2d.h"
 #include "distributed/backends/init.h"
 #include "distributed/ddp/ddp.h"
@@ -104,6 +107,7 @@ struct ModeResult {
   double grad_err = -1;  // DDP's gradients against a hand-made all-reduce (-1: not checked)
   double param_err = -1;  // parameters against the overlap mode's after the timed steps (-1: not checked)
   double param_bytes = 0, grad_bytes = 0, state_bytes = 0;  // per parameter, on this rank, after a step
+  double allocated_bytes = 0, peak_bytes = 0;  // the same, from the allocator (see measure_memory)
   std::vector<double> step_series;  // each timed step's time on the slowest rank, in order
   bool ranks_agree = true;  // parameters identical on every rank after the timed steps
 };
@@ -268,20 +272,37 @@ ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& eve
   return r;
 }
 
-// Bytes per parameter held on rank 0 after a step (tensor sizes: the parameters, the
+// Bytes per parameter the CPU allocator holds for a fresh run of `mode` alone (model, DDP,
+// optimizer) after two steps, and its peak over them (activations included): the allocator's
+// statistics (core/memory_stats.h), not tensor sizes. Every rank calls it (DDP broadcasts).
+template <class Impl>
+std::pair<double, double> measure_memory(const std::string& mode, const std::function<std::shared_ptr<Impl>()>& make,
+                                         ProcessGroupPtr pg, const Tensor& x, const Tensor& y, double numel) {
+  pg->barrier()->wait();
+  const int64_t before = cpu_memory_stats().allocated_bytes;
+  reset_cpu_peak_memory_stats();
+  ModeRun<Impl> run(mode, make(), pg);
+  for (int s = 0; s < 2; ++s) run.step(x, y);  // the optimizer state exists after the first
+  const CpuMemoryStats after = cpu_memory_stats();
+  return {(after.allocated_bytes - before) / numel, (after.peak_allocated_bytes - before) / numel};
+}
+
+// Bytes per parameter held on rank 0 after a step: by tensor sizes (the parameters, the
 // gradients DDP keeps (.grad and the bucket buffers, or the shards), the optimizer state),
-// beside the ZeRO paper's formula for float32 and SGD with momentum (K = 4 bytes of state per
-// parameter): DDP 4 + 4 + K, ZeRO-1 4 + 4 + K/N, ZeRO-2 4 + (4 + K)/N. DDP here keeps the
-// gradients twice (.grad and the bucket; gradient_as_bucket_view saves one).
+// the allocator's count and peak (measure_memory), and the ZeRO paper's formula for float32
+// and SGD with momentum (K = 4 bytes of state per parameter): DDP 4 + 4 + K, ZeRO-1
+// 4 + 4 + K/N, ZeRO-2 4 + (4 + K)/N. DDP here keeps the gradients twice (.grad and the
+// bucket; gradient_as_bucket_view saves one).
 void print_memory(const std::vector<ModeResult>& results, int world) {
   std::printf("# memory on rank 0, bytes per parameter (float32, SGD momentum: K = 4), %d rank(s)\n", world);
-  std::printf("# %-22s %7s %7s %7s %7s %12s\n", "mode", "params", "grads", "state", "total", "paper");
+  std::printf("# %-22s %7s %7s %7s %7s %10s %8s %8s\n", "mode", "params", "grads", "state", "total", "allocator",
+              "peak", "paper");
   const double n = world, k = 4;
   for (const ModeResult& r : results) {
     if (r.mode == "none") continue;
     const double paper = r.mode == "zero1" ? 4 + 4 + k / n : r.mode == "zero2" ? 4 + (4 + k) / n : 4 + 4 + k;
-    std::printf("  %-22s %7.2f %7.2f %7.2f %7.2f %12.2f\n", r.mode.c_str(), r.param_bytes, r.grad_bytes, r.state_bytes,
-                r.param_bytes + r.grad_bytes + r.state_bytes, paper);
+    std::printf("  %-22s %7.2f %7.2f %7.2f %7.2f %10.2f %8.2f %8.2f\n", r.mode.c_str(), r.param_bytes, r.grad_bytes,
+                r.state_bytes, r.param_bytes + r.grad_bytes + r.state_bytes, r.allocated_bytes, r.peak_bytes, paper);
   }
 }
 
@@ -362,6 +383,7 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
     r.param_bytes = static_cast<double>(pbytes) / n;
     r.grad_bytes = static_cast<double>(runs[i]->ddp.reducer().gradient_bytes()) / n;
     r.state_bytes = static_cast<double>(runs[i]->optimizer_state_bytes()) / n;
+    if (r.mode != "none") std::tie(r.allocated_bytes, r.peak_bytes) = measure_memory<Impl>(r.mode, make, pg, x, y, n);
   }
   // A separate trace of a few steps of the overlap mode (and of each sharding mode) alone, for
   // reading in chrome://tracing or Perfetto.
@@ -419,7 +441,8 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
                      {"grad_max_rel_err", r.grad_err}, {"param_max_rel_err_vs_overlap", r.param_err},
                      {"ranks_agree", r.ranks_agree},
                      {"bytes_per_parameter", {{"parameters", r.param_bytes}, {"gradients", r.grad_bytes},
-                                              {"optimizer_state", r.state_bytes}}}});
+                                              {"optimizer_state", r.state_bytes}, {"allocator", r.allocated_bytes},
+                                              {"allocator_peak", r.peak_bytes}}}});
   }
   if (print) print_memory(results, pg->size());
   nlohmann::json j = {{"model", name}, {"parameters", numel}, {"parameter_tensors", tensors},

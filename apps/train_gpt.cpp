@@ -22,6 +22,7 @@
 #include "common/progress.h"
 #include "data/datasets/tokens.h"
 #include "distributed/ddp/ddp.h"
+#include "distributed/ddp/zero_redundancy_optimizer.h"
 #include "nn/snapshot.h"
 
 using namespace gr;
@@ -44,6 +45,7 @@ struct Options {
   std::string backend;
   std::string snapshot, save, load, curve, profile;
   int64_t save_every = 0;
+  int zero = 0;  // 1: ZeRO-1 (the AdamW state sharded over the ranks)
   int64_t sample = 200;
   double temperature = 0.8;
   int64_t top_k = 40;
@@ -91,6 +93,29 @@ data::Example<> batch_of(ds::TokenDataset& d, const std::vector<int64_t>& indice
     y.push_back(e.target);
   }
   return {stack(x).to(device), stack(y).to(device)};
+}
+
+// --zero 1: the AdamW (its parameter groups and options) becomes a ZeroRedundancyOptimizer
+// over the job's ranks, each keeping the state of its own partition.
+distributed::ZeroRedundancyOptimizer* shard_optimizer(std::unique_ptr<optim::Optimizer>& optimizer, const Job& job) {
+  GR_CHECK(job.distributed(), "--zero 1 shards the optimizer state over the ranks: start train_gpt under gradring-run "
+                              "or mpirun");
+  std::vector<optim::OptimizerParamGroup> groups;
+  for (auto& group : optimizer->param_groups()) groups.emplace_back(group.params(), group.options().clone());
+  const auto& adamw = static_cast<const optim::AdamWOptions&>(optimizer->defaults());
+  auto zero = std::make_unique<distributed::ZeroRedundancyOptimizer>(
+      std::move(groups), distributed::optimizer_class<optim::AdamW>(adamw), job.group);
+  auto* raw = zero.get();
+  optimizer = std::move(zero);
+  return raw;
+}
+
+// Every rank resumes from its own snapshot: they must all be of the same step.
+void check_same_step(const Job& job, int64_t step) {
+  const std::vector<double> lo = apps::reduce(job, {static_cast<double>(step)}, distributed::ReduceOp::Min);
+  const std::vector<double> hi = apps::reduce(job, {static_cast<double>(step)}, distributed::ReduceOp::Max);
+  GR_CHECK(lo[0] == hi[0], "--zero 1: the ranks' snapshots are of different steps (", lo[0], " to ", hi[0],
+           "); every rank must resume from its own snapshot of the same step");
 }
 
 double peak_rss_mb() {
@@ -173,27 +198,35 @@ int run(const Options& o, Job& job) {
   std::unique_ptr<nn::parallel::DistributedDataParallel<apps::GPTImpl>> ddp;
   if (job.distributed()) ddp = std::make_unique<nn::parallel::DistributedDataParallel<apps::GPTImpl>>(model, job.group);
   auto forward = [&](const Tensor& x) { return ddp ? ddp->forward(x) : model(x); };
-  auto optimizer = apps::make_gpt_optimizer(model, o.lr, o.weight_decay);
+  std::unique_ptr<optim::Optimizer> optimizer = apps::make_gpt_optimizer(model, o.lr, o.weight_decay);
+  auto* zero = o.zero == 1 ? shard_optimizer(optimizer, job) : nullptr;
   std::vector<Tensor> params = model->parameters();
 
   // Note [GPT resume]: batch k of the run is window rows [(k mod E) B, (k mod E + 1) B) of
   // epoch k / E (E micro-batches per epoch), a function of k alone, and the dropout masks
   // come from the default generator the snapshot holds: resuming at step s repeats exactly
-  // what the uninterrupted run would have done.
+  // what the uninterrupted run would have done. With --zero 1 every rank keeps its own
+  // snapshot (FILE.rank<r>: the weights and its shard of the optimizer state).
+  const std::string snapshot_path = zero ? o.snapshot + ".rank" + std::to_string(job.rank) : o.snapshot;
   int64_t step = 0;
-  if (!o.snapshot.empty() && std::filesystem::exists(o.snapshot)) {
-    Snapshot s = load_snapshot(o.snapshot, job.world);
+  if (!o.snapshot.empty() && std::filesystem::exists(snapshot_path)) {
+    Snapshot s = load_snapshot(snapshot_path, job.world);
     restore_snapshot(s, *model, optimizer.get());
     step = s.global_step;
-    if (job.leader() && !o.json) std::printf("resuming from %s at step %lld\n", o.snapshot.c_str(), static_cast<long long>(step));
+    if (job.leader() && !o.json) std::printf("resuming from %s at step %lld\n", snapshot_path.c_str(), static_cast<long long>(step));
   }
+  if (zero) check_same_step(job, step);
   auto save_snapshot_now = [&](int64_t steps_done) {
-    if (o.snapshot.empty() || !job.leader()) return;
-    Snapshot s = capture_snapshot(*model, optimizer.get());
+    if (o.snapshot.empty() || (!job.leader() && !zero)) return;
+    Snapshot s = capture_snapshot(*model, zero ? nullptr : optimizer.get());
+    if (zero) s.optimizer = zero->local_state_dict();
     s.global_step = steps_done;
     s.world_size = job.world;
     s.user["seed"] = std::to_string(o.seed);
-    save_snapshot(o.snapshot, s);
+    save_snapshot(snapshot_path, s);
+    // Every rank's shard of this step is on disk before any rank goes on (and a test's kill
+    // after this step finds them all written).
+    if (zero) job.group->barrier()->wait();
   };
 
   const double flops_per_token = model->flops_per_token();
@@ -208,9 +241,7 @@ int run(const Options& o, Job& job) {
   std::FILE* curve = !o.curve.empty() && job.leader() ? std::fopen(o.curve.c_str(), step > 0 ? "a" : "w") : nullptr;
   GR_CHECK(o.curve.empty() || !job.leader() || curve != nullptr, "cannot write --curve ", o.curve);
 
-  // Test hook (tests/apps/test_train_gpt.sh): GRADRING_TEST_KILL_AT_STEP=N SIGKILLs this
-  // process right after step N and its snapshot.
-  const int64_t kill_at = apps::env_int("GRADRING_TEST_KILL_AT_STEP");
+  const int64_t kill_at = apps::test_kill_step(job.rank);  // a test hook
   if (!o.profile.empty()) profiler::enable();
   apps::ProgressBar bar("train", o.steps, std::chrono::seconds(o.json ? 0 : 5));
   const int64_t tokens_per_step = B * T * o.grad_accum * job.world;
@@ -259,7 +290,7 @@ int run(const Options& o, Job& job) {
       profiler::enable(profiling);
     }
     if ((o.save_every > 0 && (step + 1) % o.save_every == 0) || last) save_snapshot_now(step + 1);
-    if (kill_at == step + 1) std::raise(SIGKILL);
+    if (kill_at > 0 && kill_at == step + 1) std::raise(SIGKILL);
     if (!job.leader()) continue;
     const double tps = timed_seconds > 0 ? static_cast<double>(timed_tokens) / timed_seconds : 0;
     if (report && !o.json) {
@@ -342,6 +373,9 @@ int main(int argc, char** argv) {
   app.add_option("--save", o.save, "write the final weights here (safetensors; rank 0)");
   auto* snapshot_opt = app.add_option("--snapshot", o.snapshot, "resume from this snapshot if it exists; rank 0 writes it every --save-every steps and at the end");
   app.add_option("--save-every", o.save_every, "steps between snapshots (0: the end only)")->capture_default_str()->check(apps::non_negative())->needs(snapshot_opt);
+  app.add_option("--zero", o.zero, "1: ZeRO-1, the AdamW state sharded over the ranks (ZeroRedundancyOptimizer); snapshots are then one file per rank, FILE.rank<r>")
+      ->capture_default_str()
+      ->check(CLI::IsMember({0, 1}));
   app.add_option("--profile", o.profile, "profile the training steps: print a per-op table and write a Chrome trace here (rank 0's)");
   app.add_option("--curve", o.curve, "append step,train_loss,val_loss lines to this CSV file (rank 0)");
   app.add_option("--sample", o.sample, "bytes of text to sample at the end (0: none)")->capture_default_str()->check(apps::non_negative());

@@ -153,14 +153,7 @@ int run(const Options& o, Job& job) {
     s.user["seed"] = std::to_string(o.seed);
     save_snapshot(o.snapshot, s);
   };
-  // Test hook (tests/distributed/test_train_mnist_resume.sh): GRADRING_TEST_KILL_AT_STEP=N
-  // makes this process SIGKILL itself right after step N (and after that step's snapshot), on
-  // the first attempt only (GRADRING_RESTART_COUNT unset or 0), on rank
-  // GRADRING_TEST_KILL_RANK if set, else on every rank.
-  const int64_t kill_at = env_int("GRADRING_TEST_KILL_AT_STEP");
-  const char* kill_rank = std::getenv("GRADRING_TEST_KILL_RANK");
-  const bool may_kill = kill_at > 0 && env_int("GRADRING_RESTART_COUNT") == 0 &&
-                        (kill_rank == nullptr || std::atoi(kill_rank) == job.rank);
+  const int64_t kill_at = apps::test_kill_step(job.rank);  // a test hook
 
   if (job.leader() && !o.json) {
     const std::string where = job.device.is_cuda() ? job.device.str() : std::to_string(get_num_threads()) + " CPU thread(s)";
@@ -219,7 +212,7 @@ int run(const Options& o, Job& job) {
       stop = o.max_steps > 0 && steps >= o.max_steps;
       if ((o.save_every > 0 && steps % o.save_every == 0) || stop || done == loader.size())
         save_snapshot_at(epoch - 1, done);
-      if (may_kill && steps == kill_at) std::raise(SIGKILL);
+      if (kill_at > 0 && steps == kill_at) std::raise(SIGKILL);
       return stop;
     };
     if (skip == 0) {

@@ -1,6 +1,7 @@
 // CPU allocator (aligned, with a cache of large blocks) and the per-device-type allocator table.
 #include "core/allocator.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/memory_stats.h"
 #include "core/version.h"
 
 namespace gr {
@@ -31,9 +33,14 @@ class CpuAllocator final : public Allocator {
   DataPtr allocate(size_t nbytes, Device) override {
     if (nbytes == 0) return {nullptr, [](void*) {}};
     if (nbytes < kCacheMinBytes || limit_ == 0) {
-      void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
+      const size_t rounded = (nbytes + 63) / 64 * 64;
+      void* p = std::aligned_alloc(64, rounded);
       GR_CHECK(p != nullptr, "out of CPU memory allocating ", nbytes, " bytes");
-      return {p, [](void* q) { std::free(q); }};
+      count(static_cast<int64_t>(rounded));
+      return {p, [this, rounded](void* q) {
+                count(-static_cast<int64_t>(rounded));
+                std::free(q);
+              }};
     }
     size_t rounded = (nbytes + kPage - 1) / kPage * kPage;
     void* p = take(rounded);
@@ -45,8 +52,17 @@ class CpuAllocator final : public Allocator {
       }
       GR_CHECK(p != nullptr, "out of CPU memory allocating ", nbytes, " bytes");
     }
-    return {p, [this, rounded](void* q) { give_back(q, rounded); }};
+    count(static_cast<int64_t>(rounded));
+    return {p, [this, rounded](void* q) {
+              count(-static_cast<int64_t>(rounded));
+              give_back(q, rounded);
+            }};
   }
+
+  CpuMemoryStats memory_stats() const {
+    return {allocated_.load(std::memory_order_relaxed), peak_.load(std::memory_order_relaxed)};
+  }
+  void reset_peak() { peak_.store(allocated_.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 
   CpuCacheStats stats() {
     std::lock_guard lock(mutex_);
@@ -62,6 +78,15 @@ class CpuAllocator final : public Allocator {
   }
 
  private:
+  // Bytes handed out: one relaxed atomic add per allocation and per free (no lock); the peak
+  // is raised by whoever passes it.
+  void count(int64_t delta) {
+    const int64_t now = allocated_.fetch_add(delta, std::memory_order_relaxed) + delta;
+    int64_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+  }
+
   void* take(size_t size) {
     std::lock_guard lock(mutex_);
     auto it = free_.find(size);
@@ -93,6 +118,7 @@ class CpuAllocator final : public Allocator {
   size_t cached_ = 0;
   size_t limit_ = cache_limit_from_env();
   uint64_t hits_ = 0, misses_ = 0;
+  std::atomic<int64_t> allocated_{0}, peak_{0};
 };
 
 CpuAllocator* the_cpu_allocator() {
@@ -108,6 +134,8 @@ Allocator* g_allocators[kNumDeviceTypes] = {the_cpu_allocator(), nullptr};
 Allocator* cpu_allocator() { return the_cpu_allocator(); }
 CpuCacheStats cpu_cache_stats() { return the_cpu_allocator()->stats(); }
 void cpu_empty_cache() { the_cpu_allocator()->empty(); }
+CpuMemoryStats cpu_memory_stats() { return the_cpu_allocator()->memory_stats(); }
+void reset_cpu_peak_memory_stats() { the_cpu_allocator()->reset_peak(); }
 
 Allocator* get_allocator(DeviceType type) {
   Allocator* a = g_allocators[static_cast<int>(type)];

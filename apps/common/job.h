@@ -22,6 +22,17 @@ inline int env_int(const char* name) {
   return v != nullptr ? std::atoi(v) : 0;
 }
 
+// Test hook of the training apps (tests/distributed/test_train_mnist_resume.sh,
+// tests/apps/test_train_gpt.sh): GRADRING_TEST_KILL_AT_STEP=N makes the app SIGKILL itself
+// right after step N (and after that step's snapshot), on the first attempt only
+// (GRADRING_RESTART_COUNT unset or 0), on rank GRADRING_TEST_KILL_RANK if set, else on every
+// rank. The step to die after, or 0.
+inline int64_t test_kill_step(int rank) {
+  const char* kill_rank = std::getenv("GRADRING_TEST_KILL_RANK");
+  const bool here = env_int("GRADRING_RESTART_COUNT") == 0 && (kill_rank == nullptr || std::atoi(kill_rank) == rank);
+  return here ? env_int("GRADRING_TEST_KILL_AT_STEP") : 0;
+}
+
 // One process (group null), or rank `rank` of `world` ranks.
 struct Job {
   distributed::ProcessGroupPtr group;

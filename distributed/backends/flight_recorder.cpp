@@ -256,7 +256,9 @@ FlightRecorder::FlightRecorder(size_t capacity, std::string backend, int rank, i
 FlightRecorder::~FlightRecorder() {
   Registry& reg = registry();
   std::string last_words;
-  if (flight_recorder_dumps_enabled()) {
+  // A recorder that never recorded a call (a DETAIL wrapper's, switched off at once) has
+  // nothing to say.
+  if (flight_recorder_dumps_enabled() && next_id_.load(std::memory_order_relaxed) > 0) {
     try {
       last_words = to_json(/*destroyed=*/true);
     } catch (...) {

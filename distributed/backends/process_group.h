@@ -146,6 +146,10 @@ class ProcessGroup {
   std::chrono::milliseconds timeout_{std::chrono::minutes(30)};
 
  private:
+  // It records the calls it refuses in the wrapped group's flight record (Note [Refused calls
+  // in the flight record] in process_group_debug.cpp).
+  friend class DebugProcessGroup;
+
   CallInfo point_to_point(OpType type, const Tensor& t, int peer, int tag);
   // The Sum the backend computes, and the division that makes it an Avg (on `divide_on`).
   ReduceOp backend_op(ReduceOp op) const { return op == ReduceOp::Avg && !reduces_avg() ? ReduceOp::Sum : op; }

@@ -152,7 +152,21 @@ void DebugProcessGroup::check(const CallInfo& call) {
   for (size_t i = 0; i < std::min(calls.size(), kShown); ++i)
     out << (i ? ", " : "") << rank_list(ranks[i]) << " called " << call_text(calls[i], seq_differs);
   if (calls.size() > kShown) out << ", and " << calls.size() - kShown << " more different calls";
+  record_refused(call, out.str());
   GR_ERROR(out.str());
+}
+
+// Note [Refused calls in the flight record]
+// A call the check refuses is never issued, so the wrapped group's flight record (which
+// holds the checks' all-gathers and the calls issued after them) would be the same on every
+// rank, and gradring-flight could not say who diverged. So the refused call enters it as a
+// failed collective (the next sequence number of the wrapped group, the same on every rank:
+// they all refuse at the same check), which also writes the dumps. This is what makes the
+// mismatch scenarios diagnosable on MPI, where a collective whose counts differ across ranks
+// is erroneous and must not be issued at all (tests/distributed/flight/test_flight.sh).
+void DebugProcessGroup::record_refused(const CallInfo& call, const std::string& why) {
+  const CallInfo refused = inner_->collective(call.type, call.tensor, call.reduce_op, call.root, call.tensors);
+  if (refused.flight) refused.flight.finished(/*failed=*/true, refused.description + " refused: " + why);
 }
 
 template <class Issue>

@@ -53,6 +53,7 @@ class DebugProcessGroup : public ProcessGroup {
   template <class Issue>
   WorkPtr checked(const CallInfo& call, Issue&& issue);
   void check(const CallInfo& call);
+  void record_refused(const CallInfo& call, const std::string& why);
   void sync_timeout();
 
   ProcessGroupPtr inner_;

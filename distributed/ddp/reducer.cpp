@@ -68,6 +68,7 @@ void Reducer::reset_iteration_state() {
   }
   next_bucket_ = 0;
   next_step_ = 0;
+  next_gather_ = 0;
   used_work_.reset();
   first_ready_ns_ = last_ready_ns_ = 0;
 }
@@ -176,6 +177,7 @@ void Reducer::mark_ready(size_t index, bool from_hook) {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) launch(next_bucket_++);
   if (next_bucket_ == buckets_.size() && phase_ != Phase::Launched) {
     phase_ = Phase::Launched;
+    launch_gathers();  // the buckets already stepped (Note [Gradient sharding])
     if (autograd::in_backward()) autograd::queue_callback([this] { finalize_backward(); });
   }
 }

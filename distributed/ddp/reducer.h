@@ -156,6 +156,7 @@ class Reducer {
   int64_t bytes_of(const Bucket& b) const;
   void step_completed_buckets();
   void step_bucket(size_t k);
+  void launch_gathers();
   void gather_parameters();
   // reducer_finalize.cpp: the end of an iteration (reducer_join.cpp: shadow_iteration).
   void finalize_backward();
@@ -175,6 +176,7 @@ class Reducer {
   OptimizerFactory step_factory_;
   std::vector<std::unique_ptr<optim::Optimizer>> param_optimizers_;  // optimizer in backward, per parameter
   size_t next_step_ = 0;                                             // the next bucket to step
+  size_t next_gather_ = 0;  // shard_gradients: the next bucket whose parameters to all-gather
 
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;  // parameter -> bucket

@@ -16,6 +16,7 @@ void Reducer::finalize_backward() {
     for (size_t k = 0; k < buckets_.size(); ++k) {
       if (step_factory_ && next_step_ == k) {
         step_bucket(next_step_++);  // waits for it; Note [Optimizer in backward]
+        launch_gathers();           // its parameters' all-gather; Note [Gradient sharding]
         continue;
       }
       wait_for(buckets_[k].work, *group_, "DistributedDataParallel", "the all-reduce of bucket " + std::to_string(k));
@@ -52,10 +53,11 @@ void Reducer::write_back_gradients() {
 // ours), and its errors are not this caller's to report.
 void Reducer::wait_launched_quietly() {
   for (Bucket& b : buckets_)
-    if (b.work) try {
-        b.work->wait(group_->timeout());
-      } catch (...) {
-      }
+    for (const WorkPtr& work : {b.work, b.shard.gather})
+      if (work) try {
+          work->wait(group_->timeout());
+        } catch (...) {
+        }
   if (used_work_) try {
       used_work_->wait(group_->timeout());
     } catch (...) {

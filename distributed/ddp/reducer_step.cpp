@@ -38,10 +38,18 @@ namespace gr::distributed {
 // reduce-scatter completes, the rank copies the parameters' values of its slice into
 // shard.param and steps it with the bucket's own optimizer (element-wise optimizers give
 // the same result on a flat slice as on whole parameters), which also holds only 1/N of
-// the optimizer state. The updated slices are all-gathered when backward ends, bucket by
-// bucket, after the last reduce-scatter was issued: every rank must issue the collectives
-// in the same order, and a reduce-scatter finishing earlier on one rank must not let an
-// all-gather overtake another rank's next reduce-scatter. The layout is never rebuilt
+// the optimizer state. Bucket k's updated slices are all-gathered as soon as it is stepped
+// and the last reduce-scatter has been issued (buckets in order; the gathers run while the
+// later buckets are waited for and stepped), and backward ends once every gather is in the
+// parameters. Not earlier: every rank must issue the collectives in the same order, and a
+// reduce-scatter finishing earlier on one rank must not let an all-gather overtake another
+// rank's next reduce-scatter. Not later (overlapped with the next forward, as FSDP does):
+// that needs a hook where each module's forward starts, to wait for exactly its bucket, and
+// gradring's modules (libtorch's) have none: forward is a non-virtual method of each Impl,
+// called directly (child->forward(x)) by its parent, so nothing runs between the end of
+// backward and the first use of a parameter; a parameter read before its gather (a
+// checkpoint, an evaluation, a parent reading a child's weight) would silently be the old
+// one. The layout is never rebuilt
 // (the shards' optimizer state depends on it). No communication hooks (they reduce whole
 // buckets), no find_unused_parameters, no gradient_as_bucket_view; no_sync accumulates in
 // .grad as usual (full size during accumulation) and the synchronised backward shards it.
@@ -122,7 +130,10 @@ int64_t Reducer::gradient_bytes() const {
 }
 
 void Reducer::step_completed_buckets() {
-  while (next_step_ < next_bucket_ && buckets_[next_step_].work->is_completed()) step_bucket(next_step_++);
+  while (next_step_ < next_bucket_ && buckets_[next_step_].work->is_completed()) {
+    step_bucket(next_step_++);
+    launch_gathers();
+  }
 }
 
 void Reducer::step_bucket(size_t k) {
@@ -158,8 +169,21 @@ void Reducer::step_bucket(size_t k) {
   b.stepped = true;
 }
 
-// See Note [Gradient sharding]: every bucket's updated slice, gathered into every rank's
-// parameters, buckets in order.
+// See Note [Gradient sharding]: the all-gathers of the buckets stepped so far, in bucket
+// order, once every reduce-scatter has been issued.
+void Reducer::launch_gathers() {
+  if (!options_.shard_gradients || group_->size() == 1 || next_bucket_ < buckets_.size()) return;
+  for (; next_gather_ < next_step_; ++next_gather_) {
+    Bucket& b = buckets_[next_gather_];
+    allocate_buffer(b);
+    std::vector<Tensor> outputs;
+    for (int r = 0; r < group_->size(); ++r) outputs.push_back(b.buffer.narrow(0, r * b.shard.elems, b.shard.elems));
+    b.shard.gather_launch_ns = profiler::now_ns();
+    b.shard.gather = group_->allgather(outputs, b.shard.param.detach());
+  }
+}
+
+// Every bucket's updated slice, gathered into every rank's parameters, buckets in order.
 void Reducer::gather_parameters() {
   if (group_->size() == 1) {
     // The one shard is the whole bucket: its values go straight back.
@@ -171,13 +195,7 @@ void Reducer::gather_parameters() {
       }
     return;
   }
-  for (Bucket& b : buckets_) {
-    allocate_buffer(b);
-    std::vector<Tensor> outputs;
-    for (int r = 0; r < group_->size(); ++r) outputs.push_back(b.buffer.narrow(0, r * b.shard.elems, b.shard.elems));
-    b.shard.gather_launch_ns = profiler::now_ns();
-    b.shard.gather = group_->allgather(outputs, b.shard.param.detach());
-  }
+  launch_gathers();  // the last ones: finalize_backward has stepped every bucket
   NoGradGuard no_grad;
   for (size_t k = 0; k < buckets_.size(); ++k) {
     Bucket& b = buckets_[k];

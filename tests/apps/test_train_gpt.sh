@@ -4,6 +4,8 @@
 #     to 1e-12 (rank r's windows are rows r, r + R, ... of the one process's batch);
 #   - --grad-accum 4 equals one step on a 4x batch, to 1e-12;
 #   - killed after a snapshot and started again, it ends bitwise where an uninterrupted run ends;
+#   - --zero 1 (ZeRO-1) on 2 ranks equals one process; with rank 1 SIGKILLed mid-run and the
+#     group restarted by gradring-run, it resumes from the per-rank sharded snapshots bitwise;
 #   - --json carries the figures; --generate samples from the saved weights; bad input fails clearly.
 # Usage: test_train_gpt.sh <gradring-run> <train_gpt>
 set -euo pipefail
@@ -60,6 +62,8 @@ one --batch-size 2 --grad-accum 4 --save "$tmp/accum.st"
 close "$tmp/one.st" "$tmp/accum.st" "--grad-accum 4 vs a 4x batch"
 ranks 2 --batch-size 2 --grad-accum 2 --save "$tmp/two_accum.st"
 close "$tmp/one.st" "$tmp/two_accum.st" "2 ranks with --grad-accum 2 (no_sync) vs one process"
+ranks 2 --batch-size 4 --zero 1 --save "$tmp/two_zero.st"
+close "$tmp/one.st" "$tmp/two_zero.st" "2 ranks with --zero 1 (ZeRO-1) vs one process"
 
 # Resume: 5 steps straight, against a run SIGKILLed after step 3 (snapshots every step) and
 # started again: it resumes at step 3. Dropout on: the generator's state is in the snapshot.
@@ -75,6 +79,26 @@ gpt "${base[@]}" "${resume[@]}" --snapshot "$tmp/snap" --save "$tmp/resumed.st"
 grep -q "resuming from $tmp/snap at step 3" "$tmp/out.log" || fail "the second start did not resume at step 3"
 cmp "$tmp/straight.st" "$tmp/resumed.st" || fail "the resumed run's weights differ from the uninterrupted run's"
 
+# ZeRO-1 resume: 2 ranks, 5 steps straight, against a run whose rank 1 is SIGKILLed after
+# step 3 under gradring-run --max-restarts 1: the group restarts and each rank resumes from
+# its own snapshot (FILE.rank<r>, its shard of the AdamW state) at step 3.
+zero_resume=(--batch-size 2 --steps 5 --dropout 0.1 --sample 0 --zero 1)
+zero_ranks() {  # zero_ranks [launcher options] -- [train_gpt options]
+  local opts=()
+  while [ "$1" != -- ]; do opts+=("$1"); shift; done
+  shift
+  timeout 300 "$run" --nproc-per-node 2 --standalone "${opts[@]}" "$app" "${base[@]}" --threads 1 "${zero_resume[@]}" \
+    "$@" > "$tmp/out.log" 2>&1 || fail "gradring-run ${opts[*]} train_gpt --zero 1 $*: exit code $?"
+}
+zero_ranks -- --save "$tmp/zero_straight.st"
+GRADRING_TEST_KILL_AT_STEP=3 GRADRING_TEST_KILL_RANK=1 zero_ranks --max-restarts 1 -- --snapshot "$tmp/zsnap" \
+  --save-every 1 --save "$tmp/zero_resumed.st"
+grep -q "rank 1 .*signal 9" "$tmp/out.log" || fail "--zero 1: rank 1 was not killed"
+grep -q "resuming from $tmp/zsnap.rank0 at step 3" "$tmp/out.log" || fail "--zero 1: the restarted group did not resume at step 3"
+[ -f "$tmp/zsnap.rank1" ] || fail "--zero 1: rank 1 wrote no snapshot of its own"
+cmp "$tmp/zero_straight.st" "$tmp/zero_resumed.st" || fail "--zero 1: the resumed run's weights differ from the uninterrupted run's"
+echo "train_gpt: --zero 1: rank 1 killed after step 3, resumed from the sharded snapshots bitwise"
+
 # Sampling from the saved weights, and clear errors.
 gpt "${base[@]}" --generate --load "$tmp/one.st" --sample 40 --prompt "to be"
 [ "$(head -c 5 "$tmp/out.log")" = "to be" ] || fail "--generate does not continue the prompt"
@@ -83,6 +107,8 @@ grep -q "no corpus at '$tmp/absent.txt'" "$tmp/out.log" || fail "the missing-cor
 if "$app" --model huge > "$tmp/out.log" 2>&1; then fail "--model huge was accepted"; fi
 if "$app" --generate > "$tmp/out.log" 2>&1; then fail "--generate without --load was accepted"; fi
 grep -q "needs --load" "$tmp/out.log" || fail "--generate without --load: unclear error"
+if "$app" --data "$tmp/corpus.txt" --steps 1 --zero 1 > "$tmp/out.log" 2>&1; then fail "--zero 1 on one process was accepted"; fi
+grep -q "start train_gpt under gradring-run" "$tmp/out.log" || fail "--zero 1 on one process: unclear error"
 if "$app" --data "$tmp/corpus.txt" --embd 30 --heads 4 --steps 1 > "$tmp/out.log" 2>&1; then fail "a width not divisible by the heads was accepted"; fi
 grep -q "must be a multiple of the heads" "$tmp/out.log" || fail "width/heads: unclear error"
 echo "train_gpt: PASSED"

@@ -16,6 +16,7 @@
 #include "distributed/backends/init.h"
 #include "distributed/launch/launcher.h"
 #include "distributed/ddp/sync_batch_norm.h"
+#include "ddp_test_util.h"
 #include "test_util.h"
 
 using namespace gr;
@@ -23,16 +24,14 @@ using namespace gr::distributed;
 using gr::nn::parallel::DistributedDataParallel;
 using gr::nn::parallel::DistributedDataParallelOptions;
 using namespace std::chrono_literals;
+using test::Data;
+using test::make_data;
+using test::max_rel_diff;
 
 namespace {
 
-struct NetImpl : nn::Module {
-  NetImpl()
-      : fc1(register_module("fc1", nn::Linear(6, 8))),
-        fc2(register_module("fc2", nn::Linear(8, 8))),
-        fc3(register_module("fc3", nn::Linear(8, 3))) {}
-  Tensor forward(const Tensor& x) { return fc3(relu(fc2(relu(fc1(x))))); }
-  nn::Linear fc1, fc2, fc3;
+struct NetImpl : test::ThreeLayerImpl {
+  NetImpl() : ThreeLayerImpl(8, 8) {}
 };
 GR_MODULE(Net);
 
@@ -49,34 +48,6 @@ struct BranchyImpl : nn::Module {
   nn::Linear trunk, a, b;
 };
 GR_MODULE(Branchy);
-
-double max_rel_diff(const Tensor& got, const Tensor& want) {
-  const double scale = 1e-30 + want.to(kFloat64).abs().max().item<double>();
-  return (got.to(kFloat64) - want.to(kFloat64)).abs().max().item<double>() / scale;
-}
-
-void require_same_params(nn::Module& got, nn::Module& want, double tol, int rank, const std::string& what) {
-  auto g = got.named_parameters(), w = want.named_parameters();
-  GR_CHECK(g.size() == w.size(), what, ": parameter count differs");
-  for (const auto& [name, p] : w) {
-    const double d = max_rel_diff(*g.find(name), p);
-    GR_CHECK(d <= tol, what, " on rank ", rank, ": parameter ", name, " differs by ", d, " (tolerance ", tol, ")");
-  }
-}
-
-// The data every rank knows: `batches` global batches of world * per_rank samples.
-struct Data {
-  std::vector<Tensor> x, y;
-};
-Data make_data(int batches, int64_t global, ScalarType dtype, uint64_t seed = 42) {
-  Generator g(seed);
-  Data d;
-  for (int s = 0; s < batches; ++s) {
-    d.x.push_back(randn({global, 6}, TensorOptions(dtype), &g));
-    d.y.push_back(randn({global, 3}, TensorOptions(dtype), &g));
-  }
-  return d;
-}
 
 // Builds the reference model and this rank's DDP copy: rank 0 starts from the reference's
 // weights, the others from different random ones (DDP's broadcast must fix that).
@@ -109,7 +80,7 @@ void check_equivalence(int rank, int world, ScalarType dtype, const DistributedD
     mse_loss(ddp(xs), ys).backward();
     opt.step();
   }
-  require_same_params(*model, *ref, tol, rank, what);
+  test::require_same_params(*model, *ref, tol, std::string(what) + " on rank " + std::to_string(rank), /*relative=*/true);
   if (opts.gradient_as_bucket_view()) {
     // .grad is a view into its bucket: the gradients of one bucket share one storage.
     const TensorList params = model->parameters();
@@ -276,7 +247,7 @@ TEST_CASE("DDP unused parameters: the error names them; find_unused_parameters t
         mse_loss(ddp(xs, rank == 1 && b_on_1), ys).backward();
         opt.step();
       }
-      require_same_params(*model, *ref, 1e-12, rank, "find_unused_parameters");
+      test::require_same_params(*model, *ref, 1e-12, "find_unused_parameters on rank " + std::to_string(rank), /*relative=*/true);
     }
     destroy_process_group();
   }, {.timeout = 60s});
@@ -368,7 +339,7 @@ TEST_CASE("DDP join: uneven inputs finish without hanging and match one process"
         opt.step();
       }
     });
-    require_same_params(*model, *ref, 1e-12, rank, "join");
+    test::require_same_params(*model, *ref, 1e-12, "join on rank " + std::to_string(rank), /*relative=*/true);
     destroy_process_group();
   }, {.timeout = 60s});
 }
@@ -404,7 +375,7 @@ TEST_CASE("DDP with SyncBatchNorm on 2 ranks equals BatchNorm on the whole batch
       mse_loss(ddp(x.narrow(0, rank * 3, 3)), y.narrow(0, rank * 3, 3)).backward();
       opt.step();
     }
-    require_same_params(*model, *ref, 1e-11, rank, "SyncBatchNorm + DDP");
+    test::require_same_params(*model, *ref, 1e-11, "SyncBatchNorm + DDP on rank " + std::to_string(rank), /*relative=*/true);
     const double d = max_rel_diff(model->bn->running_var, ref->bn->running_var);
     GR_CHECK(d < 1e-12, "rank ", rank, ": running_var differs by ", d);
     destroy_process_group();
@@ -420,7 +391,7 @@ TEST_CASE("DDP state_dict has the wrapped model's keys (no module. prefix) and l
     GR_CHECK(got == want, "state_dict keys differ");
     Net other;
     other->load_state_dict(ddp.state_dict());
-    require_same_params(*other, *model, 0, 0, "state_dict round trip");
+    test::require_same_params(*other, *model, 0, "state_dict round trip", /*relative=*/true);
     GR_CHECK(&ddp.module() == model.ptr().get(), "module() is not the wrapped model");
     destroy_process_group();
   }, {.timeout = 60s});

@@ -1,9 +1,10 @@
-// ZeroRedundancyOptimizer (ZeRO-1) on 1, 2 and 4 spawned ranks (gloo and shm) against plain
-// DDP with the full optimizer: parameters bitwise equal after K steps (SGD with momentum,
-// Adam, AdamW, float64, uneven parameter sizes, several all-gather buckets), the consolidated
-// state equal to the full optimizer's, optimizer state per rank <= 1/N + 10%, sharded
-// snapshots resuming bit-exact, and a shard refused on another world size (a consolidated
-// state re-sharded instead).
+// ZeroRedundancyOptimizer (ZeRO-1), the optimizer in backward and ZeRO-2 (shard_gradients)
+// on 1, 2 and 4 spawned ranks (gloo and shm) against plain DDP with the full optimizer
+// (zero_checks.h; mpi/mpi_check.cpp runs the same checks on MPI): parameters equal after K
+// steps (SGD with momentum, Adam, AdamW, float64, uneven parameter sizes, several buckets),
+// the consolidated state equal to the full optimizer's, memory bounds, sharded snapshots
+// resuming bit-exact, a shard refused on another world size (a consolidated state re-sharded
+// instead), the refused combinations and the trace spans.
 #include <unistd.h>
 
 #include <chrono>
@@ -17,138 +18,14 @@
 #include "distributed/launch/launcher.h"
 #include "nn/snapshot.h"
 #include "test_util.h"
+#include "zero_checks.h"
 
 using namespace gr;
 using namespace gr::distributed;
 using gr::nn::parallel::DistributedDataParallel;
 using gr::nn::parallel::DistributedDataParallelOptions;
 using namespace std::chrono_literals;
-
-namespace {
-
-// Uneven parameter sizes: 960, 160, 1120, 56, 168 and 24 bytes in float64.
-struct UnevenImpl : nn::Module {
-  UnevenImpl()
-      : fc1(register_module("fc1", nn::Linear(6, 20))),
-        fc2(register_module("fc2", nn::Linear(20, 7))),
-        fc3(register_module("fc3", nn::Linear(7, 3))) {}
-  Tensor forward(const Tensor& x) { return fc3(tanh(fc2(relu(fc1(x))))); }
-  nn::Linear fc1, fc2, fc3;
-};
-GR_MODULE(Uneven);
-
-// Many layers of similar sizes, so that a balanced partition exists (the memory bound).
-struct DeepImpl : nn::Module {
-  DeepImpl() {
-    const int64_t widths[] = {6, 24, 20, 16, 24, 20, 16, 24, 20, 3};
-    for (int i = 0; i + 1 < 10; ++i)
-      layers.push_back(register_module("fc" + std::to_string(i), nn::Linear(widths[i], widths[i + 1])));
-  }
-  Tensor forward(Tensor x) {
-    for (size_t i = 0; i < layers.size(); ++i) x = i + 1 < layers.size() ? tanh(layers[i](x)) : layers[i](x);
-    return x;
-  }
-  std::vector<nn::Linear> layers;
-};
-GR_MODULE(Deep);
-
-enum class Kind { SGD, Adam, AdamW };
-const char* kind_name(Kind k) { return k == Kind::SGD ? "SGD(momentum)" : k == Kind::Adam ? "Adam" : "AdamW"; }
-
-OptimizerFactory factory_of(Kind k) {
-  switch (k) {
-    case Kind::SGD: return optimizer_class<optim::SGD>(optim::SGDOptions(0.05).momentum(0.9).weight_decay(1e-3));
-    case Kind::Adam: return optimizer_class<optim::Adam>(optim::AdamOptions(1e-2).weight_decay(1e-3));
-    case Kind::AdamW: return optimizer_class<optim::AdamW>(optim::AdamWOptions(1e-2));
-  }
-  return nullptr;
-}
-
-double max_abs_diff(const Tensor& a, const Tensor& b) { return (a.to(kFloat64) - b.to(kFloat64)).abs().max().item<double>(); }
-
-void require_same(nn::Module& got, nn::Module& want, double tol, const std::string& what) {
-  auto g = got.named_parameters(), w = want.named_parameters();
-  for (const auto& [name, p] : w) {
-    const double d = max_abs_diff(*g.find(name), p);
-    GR_CHECK(d <= tol, what, ": parameter ", name, " differs by ", d, " (tolerance ", tol, ")");
-  }
-}
-
-struct Data {
-  std::vector<Tensor> x, y;
-};
-Data make_data(int steps, int64_t global, uint64_t seed = 7) {
-  Generator g(seed);
-  Data d;
-  for (int s = 0; s < steps; ++s) {
-    d.x.push_back(randn({global, 6}, TensorOptions(kFloat64), &g));
-    d.y.push_back(randn({global, 3}, TensorOptions(kFloat64), &g));
-  }
-  return d;
-}
-
-// One training step of a DDP model on this rank's slice of global batch s.
-template <class D>
-void train_step(D& ddp, optim::Optimizer& opt, const Data& data, int s, int rank, int world) {
-  const int64_t per = data.x[s].size(0) / world;
-  opt.zero_grad();
-  mse_loss(ddp(data.x[s].narrow(0, rank * per, per)), data.y[s].narrow(0, rank * per, per)).backward();
-  opt.step();
-}
-
-int64_t state_bytes_of(const optim::Optimizer& opt) {
-  int64_t bytes = 0;
-  for (const auto& [key, t] : opt.state_dict())
-    if (key.rfind("state.", 0) == 0) bytes += static_cast<int64_t>(t.nbytes());
-  return bytes;
-}
-
-// DDP + the full optimizer against DDP + ZeRO over the same start and data: bitwise equal
-// parameters after `steps`, consolidated state equal to the full optimizer's on rank 0.
-template <class M>
-void check_zero_equals_ddp(int rank, int world, Kind kind, double bucket_cap_mb, bool check_memory) {
-  const int steps = 4;
-  Data data = make_data(steps, 4 * world);
-  M ref, model;
-  ref->to(kFloat64);
-  model->to(kFloat64);
-  model->load_state_dict(ref->state_dict());
-  DistributedDataParallel ddp_ref(ref, default_group()), ddp(model, default_group());
-  std::unique_ptr<optim::Optimizer> full = factory_of(kind)({optim::OptimizerParamGroup(ddp_ref.parameters())});
-  ZeroRedundancyOptimizer zero(ddp.parameters(), factory_of(kind), default_group(), bucket_cap_mb);
-  for (int s = 0; s < steps; ++s) {
-    train_step(ddp_ref, *full, data, s, rank, world);
-    train_step(ddp, zero, data, s, rank, world);
-  }
-  const std::string what = std::string(kind_name(kind)) + " on rank " + std::to_string(rank) + " of " + std::to_string(world);
-  require_same(*model, *ref, 0.0, what);  // the same gradients and the same update: bitwise
-  if (check_memory && world > 1) {
-    const double share = static_cast<double>(zero.state_bytes()) / static_cast<double>(state_bytes_of(*full));
-    GR_CHECK(share <= 1.1 / world, what, ": optimizer state is ", share, " of the full optimizer's (bound ",
-             1.1 / world, ")");
-  }
-  zero.consolidate_state_dict(0);
-  if (rank == 0) {
-    const OrderedDict<Tensor> got = zero.state_dict(), want = full->state_dict();
-    GR_CHECK(got.size() == want.size(), what, ": consolidated state has ", got.size(), " entries, the full one ",
-             want.size());
-    for (const auto& [key, t] : want) {
-      const Tensor* g = got.find(key);
-      GR_CHECK(g != nullptr && g->sizes() == t.sizes() && max_abs_diff(*g, t) == 0, what, ": consolidated '", key,
-               "' differs");
-    }
-  } else {
-    bool threw = false;
-    try {
-      zero.state_dict();
-    } catch (const gr::Error& e) {
-      threw = std::string(e.what()).find("consolidate_state_dict") != std::string::npos;
-    }
-    GR_CHECK(threw, what, ": state_dict() without a consolidation on this rank must fail");
-  }
-}
-
-}  // namespace
+using namespace gr::test;  // zero_checks.h: the models, optimizers and checks
 
 TEST_CASE("ZeRO partition: largest first to the least loaded rank, deterministic") {
   // 100 -> r0, 60 -> r1, 50 -> r1 (110), 40 -> r0 (140), 10 -> r1 (120).
@@ -249,7 +126,7 @@ TEST_CASE("ZeRO-1 sharded snapshots resume bit-exact; a shard is refused on anot
     const Snapshot snap = load_snapshot(dir + "/rank" + std::to_string(rank) + ".snap", 2);
     restore_snapshot(snap, *b, &zero_b);
     for (int s = static_cast<int>(snap.global_step); s < steps; ++s) train_step(ddp_b, zero_b, data, s, rank, 2);
-    require_same(*b, *a, 0.0, "resumed from a sharded snapshot on rank " + std::to_string(rank));
+    require_same_params(*b, *a, 0.0, "resumed from a sharded snapshot on rank " + std::to_string(rank));
     // The other rank's shard is refused, naming both places.
     const Snapshot other = load_snapshot(dir + "/rank" + std::to_string(1 - rank) + ".snap", 2);
     bool threw = false;
@@ -287,77 +164,13 @@ TEST_CASE("ZeRO-1 sharded snapshots resume bit-exact; a shard is refused on anot
     Uneven want;
     want->to(kFloat64);
     load(want, dir + "/final.st");
-    require_same(*m, *want, 1e-12, "re-sharded from 2 to 4 ranks on rank " + std::to_string(rank));
+    require_same_params(*m, *want, 1e-12, "re-sharded from 2 to 4 ranks on rank " + std::to_string(rank));
     destroy_process_group();
   }, {.timeout = 120s});
 }
 
 // ---- The optimizer in backward and ZeRO-2 (DDP's shard_gradients) ----
 
-namespace {
-
-int64_t param_bytes(nn::Module& m) {
-  int64_t bytes = 0;
-  for (const Tensor& p : m.parameters()) bytes += static_cast<int64_t>(p.nbytes());
-  return bytes;
-}
-
-// DDP + the full optimizer against DDP whose optimizer runs in backward (sharded or not),
-// over `steps` iterations; `micro` > 1: gradient accumulation with no_sync on all but the
-// last micro-batch. Returns nothing; fails naming the parameter.
-template <class M>
-void check_in_backward_equals_ddp(int rank, int world, Kind kind, bool shard, double bucket_cap_mb, double tol,
-                                  int micro = 1) {
-  const int steps = 3;
-  Data data = make_data(steps * micro, 4 * world);
-  M ref, model;
-  ref->to(kFloat64);
-  model->to(kFloat64);
-  model->load_state_dict(ref->state_dict());
-  auto opts = DistributedDataParallelOptions().bucket_cap_mb(bucket_cap_mb).first_bucket_cap_mb(bucket_cap_mb);
-  auto sharded = opts;
-  sharded.shard_gradients(shard);
-  DistributedDataParallel ddp_ref(ref, default_group(), opts), ddp(model, default_group(), sharded);
-  std::unique_ptr<optim::Optimizer> full = factory_of(kind)({optim::OptimizerParamGroup(ddp_ref.parameters())});
-  ddp.apply_optimizer_in_backward(factory_of(kind));
-  const int64_t per = 4;
-  for (int s = 0; s < steps; ++s) {
-    full->zero_grad();
-    for (int m = 0; m < micro; ++m) {
-      const int b = s * micro + m;
-      Tensor x = data.x[b].narrow(0, rank * per, per), y = data.y[b].narrow(0, rank * per, per);
-      if (m + 1 < micro) {
-        auto g1 = ddp_ref.no_sync();
-        auto g2 = ddp.no_sync();
-        (mse_loss(ddp_ref(x), y) / static_cast<double>(micro)).backward();
-        (mse_loss(ddp(x), y) / static_cast<double>(micro)).backward();
-      } else {
-        (mse_loss(ddp_ref(x), y) / static_cast<double>(micro)).backward();
-        (mse_loss(ddp(x), y) / static_cast<double>(micro)).backward();
-      }
-    }
-    full->step();
-    for (const Tensor& p : model->parameters()) GR_CHECK(!p.grad().defined(), "rank ", rank, ": .grad left after the step in backward");
-  }
-  const std::string what = std::string(shard ? "ZeRO-2 " : "optimizer in backward ") + kind_name(kind) + " on rank " +
-                           std::to_string(rank) + " of " + std::to_string(world);
-  require_same(*model, *ref, tol, what);
-  if (shard && world > 1) {
-    // Gradients held between iterations: this rank's shards (1/N, padded), nothing else.
-    const std::vector<int64_t> buckets = ddp.reducer().bucket_bytes();
-    const int64_t largest = *std::max_element(buckets.begin(), buckets.end());
-    const int64_t held = ddp.reducer().gradient_bytes(), total = param_bytes(*model);
-    GR_CHECK(held <= total / world + largest, what, ": holds ", held, " bytes of gradients; bound ", total / world,
-             " + one bucket ", largest);
-    int64_t state = 0;
-    for (optim::Optimizer* o : ddp.reducer().in_backward_optimizers()) state += state_bytes_of(*o);
-    const double share = static_cast<double>(state) / static_cast<double>(state_bytes_of(*full));
-    GR_CHECK(share <= 1.1 / world + 1e-9 + 64.0 / state_bytes_of(*full) * buckets.size(), what,
-             ": optimizer state is ", share, " of the full optimizer's");
-  }
-}
-
-}  // namespace
 
 TEST_CASE("Optimizer in backward equals DDP + step, bitwise (2 and 4 ranks, gloo and shm; SGD, Adam, AdamW; no_sync)") {
   for (const char* backend : {"gloo", "shm"})
@@ -499,7 +312,7 @@ TEST_CASE("ZeRO-2 and the optimizer in backward: snapshots resume bit-exact; a g
       restore_snapshot(loaded, *b);
       ddp_b.load_optimizer_state_dict(loaded.optimizer);
       run_steps(ddp_b, cut, steps);
-      require_same(*b, *a, 0.0, what + ", resumed");
+      require_same_params(*b, *a, 0.0, what + ", resumed");
       if (shard) {
         default_group()->barrier()->wait();  // the other rank's file exists
         bool threw = false;

@@ -1,13 +1,15 @@
-// Runs every collective check on the MPI process group; started by mpirun (see
-// tests/CMakeLists.txt). Exits non-zero with the failing check's message. With --stuck, rank
-// 1 skips an all-reduce that rank 0 issues with a 1 s timeout: the watchdog must abort the
-// job with a message naming the call (the test expects that failure, not a hang).
+// Runs every collective check, DDP and the ZeRO checks on the MPI process group; started by
+// mpirun (see tests/CMakeLists.txt). Exits non-zero with the failing check's message. With
+// --stuck, rank 1 skips an all-reduce that rank 0 issues with a 1 s timeout: the watchdog
+// must abort the job with a message naming the call (the test expects that failure, not a
+// hang).
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <thread>
 
 #include "../collective_checks.h"
+#include "../zero_checks.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/backends/init.h"
 
@@ -39,6 +41,24 @@ void check_ddp(const gr::distributed::ProcessGroupPtr& pg) {
   }
 }
 
+// ZeRO-1, the optimizer in backward and ZeRO-2 over MPI's allgather and reduce_scatter,
+// against DDP with the full optimizer (tests/distributed/zero_checks.h, as test_zero.cpp runs
+// them on gloo and shm): bitwise where both add in one order (ZeRO-1 and the optimizer in
+// backward all-reduce as DDP does; ZeRO-2 on 2 ranks: a + b == b + a), else to 1e-12.
+void check_zero(const gr::distributed::ProcessGroupPtr& pg) {
+  using namespace gr::test;
+  const int world = pg->size(), rank = pg->rank();
+  const double sharded = world <= 2 ? 0.0 : 1e-12;
+  for (Kind kind : {Kind::SGD, Kind::Adam, Kind::AdamW}) {
+    check_zero_equals_ddp<Uneven>(rank, world, kind, 48.0 / (1 << 20), false);
+    check_zero_equals_ddp<Deep>(rank, world, kind, 25, true);
+    check_in_backward_equals_ddp<Uneven>(rank, world, kind, false, 1e-9, 0.0);
+    check_in_backward_equals_ddp<Uneven>(rank, world, kind, true, 200.0 / (1 << 20), sharded);
+    check_in_backward_equals_ddp<Deep>(rank, world, kind, true, 25, sharded);
+  }
+  check_in_backward_equals_ddp<Deep>(rank, world, Kind::AdamW, true, 1000.0 / (1 << 20), 1e-12, /*micro=*/3);
+}
+
 int main(int argc, char** argv) {
   using namespace gr::distributed;
   try {
@@ -57,6 +77,7 @@ int main(int argc, char** argv) {
     }
     gr::test::check_collectives(*pg);
     check_ddp(pg);
+    check_zero(pg);
     ProcessGroupPtr half = new_group({0, pg->size() - 1});  // every rank calls it
     if (half) {
       gr::Tensor x = gr::full({2}, 1.0, gr::kFloat64);

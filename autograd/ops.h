@@ -514,4 +514,47 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                                     const std::optional<Tensor>& attn_mask = {}, double dropout_p = 0.0,
                                     bool is_causal = false, std::optional<double> scale = std::nullopt);
 
+// ---- shape ----
+// Padding (autograd/functions/pad.cpp). `pad` lists (left, right) pairs from the last dim
+// backwards, as torch's; negative entries crop. constant_pad_nd pads any trailing dims with
+// `value`; reflection/replication pads take 2, 4 or 6 entries for the last 1, 2 or 3 dims of a
+// batched or unbatched input ([C, W] / [N, C, W] for 1d, ...); reflection needs each pad
+// smaller than its dim, circular at most its dim.
+Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value = 0);
+Tensor reflection_pad1d(const Tensor& self, IntArrayRef padding);
+Tensor reflection_pad2d(const Tensor& self, IntArrayRef padding);
+Tensor reflection_pad3d(const Tensor& self, IntArrayRef padding);
+Tensor replication_pad1d(const Tensor& self, IntArrayRef padding);
+Tensor replication_pad2d(const Tensor& self, IntArrayRef padding);
+Tensor replication_pad3d(const Tensor& self, IntArrayRef padding);
+Tensor _pad_circular(const Tensor& self, IntArrayRef pad);
+// mode "constant", "reflect", "replicate" or "circular"; value only for "constant" (default 0).
+Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode = "constant",
+           std::optional<double> value = std::nullopt);
+// Interpolation (autograd/functions/upsample.cpp) over the trailing 1, 2 or 3 dims of [N, C, ...],
+// torch's coordinate rules: scales (the user's scale factors) replace in/out size ratios when
+// given; nearest takes floor(o * in / out), nearest_exact floor((o + 0.5) * in / out).
+Tensor upsample_nearest1d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales = std::nullopt);
+Tensor upsample_nearest2d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_h = std::nullopt,
+                          std::optional<double> scales_w = std::nullopt);
+Tensor upsample_nearest3d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_d = std::nullopt,
+                          std::optional<double> scales_h = std::nullopt, std::optional<double> scales_w = std::nullopt);
+Tensor _upsample_nearest_exact1d(const Tensor& self, IntArrayRef output_size,
+                                 std::optional<double> scales = std::nullopt);
+Tensor _upsample_nearest_exact2d(const Tensor& self, IntArrayRef output_size,
+                                 std::optional<double> scales_h = std::nullopt,
+                                 std::optional<double> scales_w = std::nullopt);
+Tensor _upsample_nearest_exact3d(const Tensor& self, IntArrayRef output_size,
+                                 std::optional<double> scales_d = std::nullopt,
+                                 std::optional<double> scales_h = std::nullopt,
+                                 std::optional<double> scales_w = std::nullopt);
+Tensor upsample_linear1d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                         std::optional<double> scales = std::nullopt);
+Tensor upsample_bilinear2d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                           std::optional<double> scales_h = std::nullopt, std::optional<double> scales_w = std::nullopt);
+Tensor upsample_trilinear3d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                            std::optional<double> scales_d = std::nullopt,
+                            std::optional<double> scales_h = std::nullopt,
+                            std::optional<double> scales_w = std::nullopt);
+
 }  // namespace gr

@@ -1,6 +1,7 @@
 // libtorch's enum tags (torch/enum.h): gr::kReLU, gr::kFanIn, ... each its own empty type,
 // so that an option can accept exactly the tags that make sense for it (nn::init's
-// NonlinearityType and FanModeType, KLDivLoss's reduction, activations by name).
+// NonlinearityType and FanModeType, KLDivLoss's reduction, activations by name, padding and
+// interpolation modes).
 #pragma once
 
 namespace gr {
@@ -23,6 +24,15 @@ GR_ENUM_TAG(kSELU)
 GR_ENUM_TAG(kFanIn)
 GR_ENUM_TAG(kFanOut)
 GR_ENUM_TAG(kBatchMean)
+GR_ENUM_TAG(kConstant)
+GR_ENUM_TAG(kReflect)
+GR_ENUM_TAG(kReplicate)
+GR_ENUM_TAG(kCircular)
+GR_ENUM_TAG(kNearest)
+GR_ENUM_TAG(kBilinear)
+GR_ENUM_TAG(kTrilinear)
+GR_ENUM_TAG(kArea)
+GR_ENUM_TAG(kNearestExact)
 #undef GR_ENUM_TAG
 }  // namespace enumtype
 
@@ -43,5 +53,15 @@ inline constexpr enumtype::kFanIn kFanIn{};
 inline constexpr enumtype::kFanOut kFanOut{};
 // KLDivLoss's extra reduction: the sum divided by the batch size (input.size(0)).
 inline constexpr enumtype::kBatchMean kBatchMean{};
+// Padding modes (F::pad) and interpolation modes (F::interpolate, Upsample; kLinear above).
+inline constexpr enumtype::kConstant kConstant{};
+inline constexpr enumtype::kReflect kReflect{};
+inline constexpr enumtype::kReplicate kReplicate{};
+inline constexpr enumtype::kCircular kCircular{};
+inline constexpr enumtype::kNearest kNearest{};
+inline constexpr enumtype::kBilinear kBilinear{};
+inline constexpr enumtype::kTrilinear kTrilinear{};
+inline constexpr enumtype::kArea kArea{};
+inline constexpr enumtype::kNearestExact kNearestExact{};
 
 }  // namespace gr

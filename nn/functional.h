@@ -11,6 +11,8 @@
 #include "nn/functional/embedding.h"
 #include "nn/functional/loss.h"
 #include "nn/functional/normalization.h"
+#include "nn/functional/padding.h"
+#include "nn/functional/upsampling.h"
 #include "nn/modules/pooling.h"
 #include "nn/options.h"
 

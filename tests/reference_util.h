@@ -2,6 +2,7 @@
 #pragma once
 
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -22,6 +23,21 @@ inline Tensor tensor_from_json(const nlohmann::json& j, ScalarType dtype = kFloa
   std::vector<double> values = j.at("values").get<std::vector<double>>();
   std::vector<int64_t> shape = j.at("shape").get<std::vector<int64_t>>();
   return tensor(values, TensorOptions(dtype)).reshape(shape);
+}
+
+// Copies a PyTorch state_dict ({name: {shape, values}}) into m's parameters, checking that the
+// two name sets are the same.
+inline void load_state(nn::Module& m, const nlohmann::json& state) {
+  std::set<std::string> ours, theirs;
+  for (const auto& item : m.named_parameters()) ours.insert(item.first);
+  for (const auto& [name, value] : state.items()) theirs.insert(name);
+  CHECK(ours == theirs);
+  NoGradGuard no_grad;
+  for (auto& item : m.named_parameters()) {
+    Tensor src = tensor_from_json(state.at(item.first));
+    REQUIRE(item.second.sizes() == src.sizes());
+    item.second.copy_(src);
+  }
 }
 
 }  // namespace gr::test

@@ -1,9 +1,7 @@
 // max_pool2d (with indices), avg_pool2d and adaptive_avg_pool2d with backward; fused
-// kernels on first-order passes, differentiable ops under create_graph (Note [Linear pooling]).
-#include <functional>
-#include <memory>
-
+// kernels on first-order passes, differentiable ops under create_graph (Note [Linear maps]).
 #include "autograd/function.h"
+#include "autograd/functions/linear_map.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
 #include "core/native/pooling.h"
@@ -41,51 +39,25 @@ Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
   return std::get<0>(max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode));
 }
 
-namespace {
-
-// Note [Linear pooling]
-// Average pooling is a linear map P; its gradient is the adjoint P^T, and the adjoint's
-// gradient is P again. Recording both as differentiable ops makes average pooling
-// differentiable to any order, with the native kernels on every path.
-struct LinearPool {
-  const char* name;          // the node of P, e.g. "AvgPool2DBackward"
-  const char* adjoint_name;  // the node of P^T
-  std::function<Tensor(const Tensor&)> apply, adjoint;
-};
-using LinearPoolPtr = std::shared_ptr<const LinearPool>;
-
-// P(x), or P^T(x) when `adjoint`; each records the other as its backward.
-Tensor pool(const LinearPoolPtr& p, const Tensor& x, bool adjoint) {
-  Tensor out = adjoint ? p->adjoint(x) : p->apply(x);
-  if (autograd::needs_grad(x))
-    autograd::record(adjoint ? p->adjoint_name : p->name, {x}, {out},
-                     [p, adjoint](const TensorList& g, const std::vector<bool>&) {
-                       return TensorList{pool(p, g[0], !adjoint)};
-                     });
-  return out;
-}
-
-}  // namespace
-
 Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                   bool count_include_pad) {
   native::Pool2dGeometry g = native::pool2d_geometry("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode);
-  auto p = std::make_shared<const LinearPool>(LinearPool{
+  auto p = std::make_shared<const autograd::LinearMap>(autograd::LinearMap{
       "AvgPool2DBackward", "AvgPool2DBackwardBackward",
       [g, count_include_pad](const Tensor& x) { return native::avg_pool2d(x, g, count_include_pad); },
       [g, count_include_pad, sizes = input.sizes().vec()](const Tensor& go) {
         return native::avg_pool2d_backward(go, sizes, g, count_include_pad);
       }});
-  return pool(p, input, false);
+  return autograd::apply_linear_map(p, input);
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
   native::Pool2dGeometry g = native::adaptive_pool2d_geometry("adaptive_avg_pool2d", input, output_size);
-  auto p = std::make_shared<const LinearPool>(LinearPool{
+  auto p = std::make_shared<const autograd::LinearMap>(autograd::LinearMap{
       "AdaptiveAvgPool2DBackward", "AdaptiveAvgPool2DBackwardBackward",
       [g](const Tensor& x) { return native::adaptive_avg_pool2d(x, g); },
       [g, sizes = input.sizes().vec()](const Tensor& go) { return native::adaptive_avg_pool2d_backward(go, sizes, g); }});
-  return pool(p, input, false);
+  return autograd::apply_linear_map(p, input);
 }
 
 }  // namespace gr

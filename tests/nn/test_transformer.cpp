@@ -2,29 +2,13 @@
 // (tests/data/transformer_reference.json, make_transformer_reference.py): PyTorch's
 // state_dict names, outputs and input gradients (post-norm and norm_first, relu and gelu,
 // masks, batch_first, a final norm); the encoder's layers start as copies of one another.
-#include <set>
-
 #include "reference_util.h"
 
 using namespace gr;
 using gr::test::check_close;
 using gr::test::load_reference;
+using gr::test::load_state;
 using gr::test::tensor_from_json;
-
-namespace {
-void load_state(nn::Module& m, const nlohmann::json& state) {
-  std::set<std::string> ours, theirs;
-  for (const auto& item : m.named_parameters()) ours.insert(item.first);
-  for (const auto& [name, value] : state.items()) theirs.insert(name);
-  CHECK(ours == theirs);
-  NoGradGuard no_grad;
-  for (auto& item : m.named_parameters()) {
-    Tensor src = tensor_from_json(state.at(item.first));
-    REQUIRE(item.second.sizes() == src.sizes());
-    item.second.copy_(src);
-  }
-}
-}  // namespace
 
 TEST_CASE("Transformer layers match PyTorch: state_dict names, outputs and gradients") {
   const nlohmann::json ref = load_reference("transformer_reference.json");

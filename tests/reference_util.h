@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "test_util.h"
@@ -22,6 +23,21 @@ inline Tensor tensor_from_json(const nlohmann::json& j, ScalarType dtype = kFloa
   std::vector<double> values = j.at("values").get<std::vector<double>>();
   std::vector<int64_t> shape = j.at("shape").get<std::vector<int64_t>>();
   return tensor(values, TensorOptions(dtype)).reshape(shape);
+}
+
+// Copies a PyTorch state_dict recorded as {name: {shape, values}} into m's parameters by name;
+// the recorded names must be exactly m's parameter names, and the shapes must match.
+inline void load_parameters(nn::Module& m, const nlohmann::json& state) {
+  std::set<std::string> ours, theirs;
+  for (const auto& item : m.named_parameters()) ours.insert(item.first);
+  for (const auto& [name, value] : state.items()) theirs.insert(name);
+  REQUIRE(ours == theirs);
+  NoGradGuard no_grad;
+  for (auto& item : m.named_parameters()) {
+    Tensor src = tensor_from_json(state.at(item.first));
+    REQUIRE(item.second.sizes() == src.sizes());
+    item.second.copy_(src);
+  }
 }
 
 }  // namespace gr::test

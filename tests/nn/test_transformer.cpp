@@ -2,29 +2,13 @@
 // (tests/data/transformer_reference.json, make_transformer_reference.py): PyTorch's
 // state_dict names, outputs and input gradients (post-norm and norm_first, relu and gelu,
 // masks, batch_first, a final norm); the encoder's layers start as copies of one another.
-#include <set>
-
 #include "reference_util.h"
 
 using namespace gr;
 using gr::test::check_close;
+using gr::test::load_parameters;
 using gr::test::load_reference;
 using gr::test::tensor_from_json;
-
-namespace {
-void load_state(nn::Module& m, const nlohmann::json& state) {
-  std::set<std::string> ours, theirs;
-  for (const auto& item : m.named_parameters()) ours.insert(item.first);
-  for (const auto& [name, value] : state.items()) theirs.insert(name);
-  CHECK(ours == theirs);
-  NoGradGuard no_grad;
-  for (auto& item : m.named_parameters()) {
-    Tensor src = tensor_from_json(state.at(item.first));
-    REQUIRE(item.second.sizes() == src.sizes());
-    item.second.copy_(src);
-  }
-}
-}  // namespace
 
 TEST_CASE("Transformer layers match PyTorch: state_dict names, outputs and gradients") {
   const nlohmann::json ref = load_reference("transformer_reference.json");
@@ -45,7 +29,7 @@ TEST_CASE("Transformer layers match PyTorch: state_dict names, outputs and gradi
       nn::TransformerDecoderLayer m(nn::TransformerDecoderLayerOptions(E, H).dim_feedforward(FF).activation(act).norm_first(o.at("norm_first")));
       m->to(kFloat64);
       m->eval();
-      load_state(*m, c.at("state"));
+      load_parameters(*m, c.at("state"));
       out = m->forward(x[0], x[1], x[2].to(kBool));
     } else {
       auto lo = nn::TransformerEncoderLayerOptions(E, H).dim_feedforward(FF).activation(act).norm_first(o.at("norm_first")).batch_first(o.at("batch_first"));
@@ -53,13 +37,13 @@ TEST_CASE("Transformer layers match PyTorch: state_dict names, outputs and gradi
         nn::TransformerEncoderLayer m(lo);
         m->to(kFloat64);
         m->eval();
-        load_state(*m, c.at("state"));
+        load_parameters(*m, c.at("state"));
         out = m->forward(x[0], x[1].to(kBool));
       } else {
         nn::TransformerEncoder m(nn::TransformerEncoderOptions(lo, o.at("num_layers")).norm(nn::LayerNorm(nn::LayerNormOptions({E}))));
         m->to(kFloat64);
         m->eval();
-        load_state(*m, c.at("state"));
+        load_parameters(*m, c.at("state"));
         out = m->forward(x[0], {}, x[1].to(kBool));
       }
     }

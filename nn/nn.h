@@ -19,6 +19,7 @@
 #include "nn/modules/normalization.h"
 #include "nn/modules/padding.h"
 #include "nn/modules/pooling.h"
+#include "nn/modules/rnn.h"
 #include "nn/modules/sequential.h"
 #include "nn/modules/transformer.h"
 #include "nn/modules/upsampling.h"

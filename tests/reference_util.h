@@ -2,8 +2,8 @@
 #pragma once
 
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "test_util.h"
@@ -25,13 +25,13 @@ inline Tensor tensor_from_json(const nlohmann::json& j, ScalarType dtype = kFloa
   return tensor(values, TensorOptions(dtype)).reshape(shape);
 }
 
-// Copies a PyTorch state_dict ({name: {shape, values}}) into m's parameters, checking that the
-// two name sets are the same.
-inline void load_state(nn::Module& m, const nlohmann::json& state) {
+// Copies a PyTorch state_dict recorded as {name: {shape, values}} into m's parameters by name;
+// the recorded names must be exactly m's parameter names, and the shapes must match.
+inline void load_parameters(nn::Module& m, const nlohmann::json& state) {
   std::set<std::string> ours, theirs;
   for (const auto& item : m.named_parameters()) ours.insert(item.first);
   for (const auto& [name, value] : state.items()) theirs.insert(name);
-  CHECK(ours == theirs);
+  REQUIRE(ours == theirs);
   NoGradGuard no_grad;
   for (auto& item : m.named_parameters()) {
     Tensor src = tensor_from_json(state.at(item.first));

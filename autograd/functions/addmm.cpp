@@ -44,9 +44,11 @@ Tensor baddbmm_impl(const char* op, const Tensor& self, const Tensor& b1, const 
            [s1, s2, beta, alpha, unbatched, self_shape = self.sizes().vec()](const TensorList& g,
                                                                               const std::vector<bool>& needs) {
              Tensor g3 = unbatched ? g[0].unsqueeze(0) : g[0];
-             Tensor gs = needs[0] ? autograd::sum_to(g[0] * beta, self_shape) : Tensor();
-             Tensor g1 = needs[1] ? bmm(g3, mT(s2.unpack())) * alpha : Tensor();
-             Tensor g2 = needs[2] ? bmm(mT(s1.unpack()), g3) * alpha : Tensor();
+             // Scaling by 1 (the usual beta and alpha) would cost a pass over each gradient.
+             auto scaled = [](const Tensor& t, double factor) { return factor == 1.0 ? t : t * factor; };
+             Tensor gs = needs[0] ? autograd::sum_to(scaled(g[0], beta), self_shape) : Tensor();
+             Tensor g1 = needs[1] ? scaled(bmm(g3, mT(s2.unpack())), alpha) : Tensor();
+             Tensor g2 = needs[2] ? scaled(bmm(mT(s1.unpack()), g3), alpha) : Tensor();
              return TensorList{gs, g1, g2};
            });
   }

@@ -1,9 +1,20 @@
 // Splits into views, as libtorch has them: chunk, split (one size or a list of sizes),
 // split_with_sizes, tensor_split (sections or indices) and unbind. Each part is a narrow, slice
 // or select of self, so it shares self's storage and its gradient flows back into place.
+// See Note [One node per split].
+#include "autograd/function.h"
 #include "autograd/ops.h"
+#include "core/native/shape.h"
 
 namespace gr {
+
+// Note [One node per split]
+// split_with_sizes (hence chunk and split) and unbind record ONE node for all their parts, whose
+// backward is a single cat / stack of the parts' gradients (zeros for parts that got none), as
+// PyTorch's SplitWithSizesBackward and UnbindBackward. Recording each part as its own narrow
+// or select would make every part's backward allocate and fill a zero tensor of self's whole
+// shape: an RNN that unbinds its [T, B, G] input projection into T steps would then spend
+// O(T^2 B G) in backward instead of O(T B G).
 
 std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef split_sizes, int64_t dim) const {
   GR_CHECK(this->dim() > 0, "split_with_sizes: expected a tensor with at least one dimension, got a 0-d tensor");
@@ -18,9 +29,13 @@ std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef split_sizes, int64_t di
   std::vector<Tensor> parts;
   int64_t at = 0;
   for (int64_t s : split_sizes) {
-    parts.push_back(narrow(d, at, s));
+    parts.push_back(native::narrow(*this, d, at, s));
     at += s;
   }
+  if (autograd::needs_grad(*this) && !parts.empty())
+    autograd::record("SplitWithSizesBackward", {*this}, parts, [d](const TensorList& g, const std::vector<bool>&) {
+      return TensorList{cat(g, d)};
+    }, true);
   return parts;
 }
 
@@ -74,7 +89,11 @@ std::vector<Tensor> Tensor::unbind(int64_t dim) const {
   GR_CHECK(this->dim() > 0, "unbind: dimension specified as ", dim, " but tensor has no dimensions");
   const int64_t d = wrap_dim(dim, this->dim(), "unbind");
   std::vector<Tensor> parts;
-  for (int64_t i = 0; i < size(d); ++i) parts.push_back(select(d, i));
+  for (int64_t i = 0; i < size(d); ++i) parts.push_back(native::select(*this, d, i));
+  if (autograd::needs_grad(*this) && !parts.empty())
+    autograd::record("UnbindBackward", {*this}, parts, [d](const TensorList& g, const std::vector<bool>&) {
+      return TensorList{stack(g, d)};
+    }, true);
   return parts;
 }
 

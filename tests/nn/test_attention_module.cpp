@@ -3,13 +3,12 @@
 // state_dict names and shapes, outputs, attention weights and gradients for every option
 // (masks, kdim/vdim, batch_first, bias_kv, zero_attn, unbatched, the fused need_weights=false
 // path); errors.
-#include <set>
-
 #include "reference_util.h"
 
 using namespace gr;
 using gr::test::check_close;
 using gr::test::error_of;
+using gr::test::load_parameters;
 using gr::test::load_reference;
 using gr::test::tensor_from_json;
 
@@ -35,18 +34,7 @@ TEST_CASE("MultiheadAttention matches PyTorch: state_dict names, outputs, weight
                                    .batch_first(c.at("batch_first")));
     mha->to(kFloat64);
     mha->eval();
-    std::set<std::string> ours, theirs;
-    for (const auto& item : mha->named_parameters()) ours.insert(item.first);
-    for (const auto& [name, value] : c.at("state").items()) theirs.insert(name);
-    CHECK(ours == theirs);
-    {
-      NoGradGuard no_grad;
-      for (auto& item : mha->named_parameters()) {
-        Tensor src = tensor_from_json(c.at("state").at(item.first));
-        REQUIRE(item.second.sizes() == src.sizes());
-        item.second.copy_(src);
-      }
-    }
+    load_parameters(*mha, c.at("state"));
     Tensor q = tensor_from_json(c.at("query")).requires_grad_(true);
     auto [out, weights] = mha->forward(q, tensor_from_json(c.at("key")), tensor_from_json(c.at("value")),
                                        mask_from(c, "key_padding_mask"), c.at("need_weights"), mask_from(c, "attn_mask"),

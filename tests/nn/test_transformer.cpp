@@ -6,6 +6,7 @@
 
 using namespace gr;
 using gr::test::check_close;
+using gr::test::load_parameters;
 using gr::test::load_reference;
 using gr::test::load_state;
 using gr::test::tensor_from_json;
@@ -29,7 +30,7 @@ TEST_CASE("Transformer layers match PyTorch: state_dict names, outputs and gradi
       nn::TransformerDecoderLayer m(nn::TransformerDecoderLayerOptions(E, H).dim_feedforward(FF).activation(act).norm_first(o.at("norm_first")));
       m->to(kFloat64);
       m->eval();
-      load_state(*m, c.at("state"));
+      load_parameters(*m, c.at("state"));
       out = m->forward(x[0], x[1], x[2].to(kBool));
     } else {
       auto lo = nn::TransformerEncoderLayerOptions(E, H).dim_feedforward(FF).activation(act).norm_first(o.at("norm_first")).batch_first(o.at("batch_first"));
@@ -37,13 +38,13 @@ TEST_CASE("Transformer layers match PyTorch: state_dict names, outputs and gradi
         nn::TransformerEncoderLayer m(lo);
         m->to(kFloat64);
         m->eval();
-        load_state(*m, c.at("state"));
+        load_parameters(*m, c.at("state"));
         out = m->forward(x[0], x[1].to(kBool));
       } else {
         nn::TransformerEncoder m(nn::TransformerEncoderOptions(lo, o.at("num_layers")).norm(nn::LayerNorm(nn::LayerNormOptions({E}))));
         m->to(kFloat64);
         m->eval();
-        load_state(*m, c.at("state"));
+        load_parameters(*m, c.at("state"));
         out = m->forward(x[0], {}, x[1].to(kBool));
       }
     }

@@ -40,7 +40,7 @@ TEST_CASE("Transformer and TransformerDecoder match PyTorch: state_dict names, o
                             .norm_first(o.at("norm_first")));
       m->to(kFloat64);
       m->eval();
-      load_state(*m, c.at("state"));
+      load_parameters(*m, c.at("state"));
       const int64_t T = x[1].size(o.at("batch_first") ? 1 : 0);
       Tensor tgt_mask = nn::TransformerImpl::generate_square_subsequent_mask(T).to(kFloat64);
       Tensor src_kpm = x[2].to(kBool), tgt_kpm = x[3].to(kBool);
@@ -55,7 +55,7 @@ TEST_CASE("Transformer and TransformerDecoder match PyTorch: state_dict names, o
                                    .norm(nn::LayerNorm(nn::LayerNormOptions({E}))));
       m->to(kFloat64);
       m->eval();
-      load_state(*m, c.at("state"));
+      load_parameters(*m, c.at("state"));
       out = m->forward(x[0], x[1], {}, x[2].to(kBool));
     }
     check_close(out, tensor_from_json(c.at("out")), 1e-9);

@@ -17,6 +17,7 @@
 #include "nn/modules/loss.h"
 #include "nn/modules/modulelist.h"
 #include "nn/modules/normalization.h"
+#include "nn/modules/pixelshuffle.h"
 #include "nn/modules/pooling.h"
 #include "nn/modules/sequential.h"
 #include "nn/modules/transformer.h"

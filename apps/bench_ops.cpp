@@ -1,7 +1,7 @@
 // bench_ops: kernel benchmark (CPU, or CUDA with --device cuda). Every op is first checked against a plain reference
 // (naive double-precision loops: dot products for SGEMM, a direct convolution and its
-// gradients for conv2d, scalar loops for the element-wise ops and sum); only then is it
-// timed (best of --repeat runs). Prints a table, and with --json one JSON object as the
+// gradients for conv2d and conv_transpose2d, scalar loops for the element-wise ops and
+// sum); only then is it timed (best of --repeat runs). Prints a table, and with --json one JSON object as the
 // last stdout line (bench/compare_ops.py reads it and runs the same ops in PyTorch).
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -186,6 +186,40 @@ std::vector<Bench> conv2d(const ConvShape& s) {
           {"conv2d_fwdbwd", s.label, check_bwd, [=]() mutable { train_step(); }, fwd + bwd, false}};
 }
 
+// ---- conv_transpose2d: the input gradient of the conv2d of shape s (its input t is that
+// conv's output, its output the conv's input), checked against the same direct convolution:
+// conv_transpose2d(t, w) = gx for gy = t; for an upstream gradient u, t's gradient is conv2d(u, w)
+// and w's the conv's weight gradient sum(t * u) ----
+std::vector<Bench> conv_transpose2d(const ConvShape& s) {
+  const int64_t Ho = s.H - s.k + 1, Wo = s.W - s.k + 1;
+  Tensor t = rnd({s.N, s.O, Ho, Wo}, 14), w = rnd({s.O, s.C, s.k, s.k}, 11), u = rnd({s.N, s.C, s.H, s.W}, 15);
+  const std::string label = std::to_string(s.N) + "x" + std::to_string(s.O) + "x" + std::to_string(Ho) + "x" +
+                            std::to_string(Wo) + ",w" + std::to_string(s.O) + "x" + std::to_string(s.C) + "x" +
+                            std::to_string(s.k) + "x" + std::to_string(s.k);
+  const double fwd = 2.0 * s.N * s.O * Ho * Wo * s.C * s.k * s.k;
+  Tensor dt = dev(t), dw = dev(w), du = dev(u);
+  auto train_step = [=] {
+    Tensor ti = dt.detach().requires_grad_(true), wi = dw.detach().requires_grad_(true);
+    gr::conv_transpose2d(ti, wi).backward(du);
+    return std::vector<Tensor>{ti.grad(), wi.grad()};
+  };
+  auto check_fwd = [=] {
+    DirectConv ref = direct_conv(s, u, w, Tensor(), t);
+    gr::NoGradGuard no_grad;
+    return std::make_pair(rel_err(gr::conv_transpose2d(dt, dw), ref.gx), 1e-5);
+  };
+  auto check_bwd = [=] {
+    DirectConv ref = direct_conv(s, u, w, Tensor(), t);
+    std::vector<Tensor> g = train_step();
+    return std::make_pair(std::max(rel_err(g[0], ref.y), rel_err(g[1], ref.gw)), 1e-5);
+  };
+  return {{"conv_transpose2d_fwd", label, check_fwd, [=] {
+             gr::NoGradGuard no_grad;
+             gr::conv_transpose2d(dt, dw);
+           }, fwd, false},
+          {"conv_transpose2d_fwdbwd", label, check_bwd, [=] { train_step(); }, 3 * fwd, false}};
+}
+
 // ---- element-wise and reduction, in GB/s of tensor data read + written ----
 std::vector<Bench> elementwise(int64_t n) {
   Tensor a = rnd({n}, 20), b = rnd({n}, 21), da = dev(a), db = dev(b);
@@ -287,14 +321,15 @@ std::vector<Bench> breadth() {
   return b;
 }
 
-const std::vector<std::string> kOps = {"sgemm", "conv2d_fwd", "conv2d_fwdbwd", "add", "relu", "sum",
+const std::vector<std::string> kOps = {"sgemm", "conv2d_fwd", "conv2d_fwdbwd", "conv_transpose2d_fwd",
+                                       "conv_transpose2d_fwdbwd", "add", "relu", "sum",
                                        "gather", "scatter_add", "index_select", "sum_lastdim", "amax_lastdim",
                                        "logsumexp_lastdim", "softmax_lastdim", "masked_fill", "gelu_fwd", "gelu_bwd"};
 
-// A filter token selects an op by its full name or its family (the part before '_').
+// A filter token selects an op by its full name or its family (the part before the last '_').
 bool selected(const std::vector<std::string>& filter, const std::string& op) {
   if (filter.empty()) return true;
-  const std::string family = op.substr(0, op.find('_'));
+  const std::string family = op.substr(0, op.rfind('_'));
   return std::any_of(filter.begin(), filter.end(), [&](const std::string& f) { return f == op || f == family; });
 }
 
@@ -307,7 +342,8 @@ int main(int argc, char** argv) {
   std::string ops_arg;
   app.add_option("--threads", threads, "CPU threads (gr::set_num_threads)")->check(CLI::Range(1, 1024));
   app.add_option("--repeat", repeat, "timed runs per op; the best is reported")->check(CLI::Range(1, 100000));
-  app.add_option("--ops", ops_arg, "comma-separated ops or families (the part before '_'): sgemm, conv2d, add, relu, sum, gather, scatter, index, amax, logsumexp, softmax, masked, gelu");
+  app.add_option("--ops", ops_arg, "comma-separated ops or families (the name before its last '_'): sgemm, conv2d, conv_transpose2d, "
+                 "add, relu, sum, gather, scatter, index, amax, logsumexp, softmax, masked, gelu");
   app.add_flag("--json", json, "also print one JSON object as the last line");
   std::string device_spec = "cpu";
   app.add_option("--device", device_spec, "cpu, cuda or cuda:N (without a CUDA device: a notice, then the CPU)")
@@ -337,7 +373,7 @@ int main(int argc, char** argv) {
     if (!std::any_of(kOps.begin(), kOps.end(), [&](const std::string& op) { return selected({tok}, op); })) {
       std::cerr << "bench_ops: --ops: unknown op '" << tok << "'; choose from";
       for (const auto& op : kOps) std::cerr << ' ' << op;
-      std::cerr << " (or a family: sgemm, conv2d)\n";
+      std::cerr << " (or a family: sgemm, conv2d, conv_transpose2d)\n";
       return 2;
     }
     filter.push_back(tok);
@@ -352,6 +388,8 @@ int main(int argc, char** argv) {
                              ConvShape{"mnist.conv2:64x32x13x13,w64x32x3x3,bias", 64, 32, 13, 13, 64, 3, true, true}})
     for (Bench& b : conv2d(s))
       if (selected(filter, b.op)) benches.push_back(std::move(b));
+  for (Bench& b : conv_transpose2d(ConvShape{"", 64, 32, 13, 13, 64, 3, false, true}))
+    if (selected(filter, b.op)) benches.push_back(std::move(b));
   for (Bench& b : elementwise(int64_t(1) << 22))
     if (selected(filter, b.op)) benches.push_back(std::move(b));
   for (Bench& b : breadth())
@@ -361,7 +399,7 @@ int main(int argc, char** argv) {
     std::printf("bench_ops: gradring %s, %s, best of %d\n", gr::kVersion, g_device.str().c_str(), repeat);
   else
     std::printf("bench_ops: gradring %s, %d thread(s), best of %d\n", gr::kVersion, threads, repeat);
-  std::printf("%-14s %-42s %10s %16s  %s\n", "op", "shape", "time_ms", "rate", "check (rel err)");
+  std::printf("%-24s %-42s %10s %16s  %s\n", "op", "shape", "time_ms", "rate", "check (rel err)");
   std::vector<Result> results;
   for (const Bench& b : benches) {
     const auto [err, tol] = b.check();
@@ -372,7 +410,7 @@ int main(int argc, char** argv) {
     }
     const double ms = best_ms(b.run, repeat);
     const double rate = b.work / (ms * 1e-3) / 1e9;
-    std::printf("%-14s %-42s %10.3f %10.1f %-5s  ok (%.1e)\n", b.op.c_str(), b.shape.c_str(), ms, rate,
+    std::printf("%-24s %-42s %10.3f %10.1f %-5s  ok (%.1e)\n", b.op.c_str(), b.shape.c_str(), ms, rate,
                 b.bytes ? "GB/s" : "GF/s", err);
     std::fflush(stdout);
     results.push_back({b.op, b.shape, ms, rate, err, b.bytes});

@@ -557,4 +557,23 @@ Tensor upsample_trilinear3d(const Tensor& self, IntArrayRef output_size, bool al
                             std::optional<double> scales_h = std::nullopt,
                             std::optional<double> scales_w = std::nullopt);
 
+// ---- conv ----
+// 1-D convolution (conv2d over a unit height): input [N, C_in, L], weight [C_out, C_in / groups, k].
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+              IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+// Transposed convolutions (conv2d's input gradient; Note [Transposed convolution] in
+// core/native/conv2d.h): input [N, C_in, H, W], weight [C_in, C_out / groups, kH, kW] ->
+// [N, C_out, (H - 1) * stride - 2 * padding + dilation * (kH - 1) + output_padding + 1, ...];
+// output_padding below the stride or the dilation. conv_transpose1d: [N, C_in, L] with weight
+// [C_in, C_out / groups, k].
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+                        IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
+                        IntArrayRef dilation = 1);
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+                        IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
+                        IntArrayRef dilation = 1);
+// [*, C * r * r, H, W] -> [*, C, H * r, W * r], and back.
+Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor);
+
 }  // namespace gr

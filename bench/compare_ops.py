@@ -31,13 +31,14 @@ CONV_SHAPES = [
     ("mnist.conv1:64x1x28x28,w32x1x3x3,bias", 64, 1, 28, 28, 32, 3, True, False),
     ("mnist.conv2:64x32x13x13,w64x32x3x3,bias", 64, 32, 13, 13, 64, 3, True, True),
 ]
-OPS = ["sgemm", "conv2d_fwd", "conv2d_fwdbwd", "add", "relu", "sum",
+# conv_transpose2d runs on the first shape's conv: its input is that conv's output.
+OPS = ["sgemm", "conv2d_fwd", "conv2d_fwdbwd", "conv_transpose2d_fwd", "conv_transpose2d_fwdbwd", "add", "relu", "sum",
        "gather", "scatter_add", "index_select", "sum_lastdim", "amax_lastdim",
        "logsumexp_lastdim", "softmax_lastdim", "masked_fill", "gelu_fwd", "gelu_bwd"]
 
 
 def selected(filters, op):
-    return not filters or any(f == op or f == op.split("_")[0] for f in filters)
+    return not filters or any(f == op or f == op.rsplit("_", 1)[0] for f in filters)
 
 
 # ---------------------------------------------------------------- torch side (child process)
@@ -90,6 +91,24 @@ def torch_worker(threads, repeat, filters):
             add("conv2d_fwd", label, forward, fwd, False)
         if selected(filters, "conv2d_fwdbwd"):
             add("conv2d_fwdbwd", label, train_step, fwd * (3 if input_grad else 2), False)
+    _, N, C, H, W, O, k, _, _ = CONV_SHAPES[0]
+    Ho, Wo = H - k + 1, W - k + 1
+    t, w, u = torch.randn(N, O, Ho, Wo), torch.randn(O, C, k, k), torch.randn(N, C, H, W)
+    label = f"{N}x{O}x{Ho}x{Wo},w{O}x{C}x{k}x{k}"
+    fwd = 2.0 * N * O * Ho * Wo * C * k * k
+
+    def transposed_forward():
+        with torch.no_grad():
+            F.conv_transpose2d(t, w)
+
+    def transposed_train_step():
+        ti, wi = t.detach().requires_grad_(True), w.detach().requires_grad_(True)
+        F.conv_transpose2d(ti, wi).backward(u)
+
+    if selected(filters, "conv_transpose2d_fwd"):
+        add("conv_transpose2d_fwd", label, transposed_forward, fwd, False)
+    if selected(filters, "conv_transpose2d_fwdbwd"):
+        add("conv_transpose2d_fwdbwd", label, transposed_train_step, 3 * fwd, False)
     n = 1 << 22
     a, b = torch.randn(n), torch.randn(n)
     e = 4.0 * n
@@ -192,7 +211,7 @@ def main():
     filters = [f for f in args.ops.split(",") if f]
     for f in filters:
         if not any(selected([f], op) for op in OPS):
-            ap.error(f"--ops: unknown op '{f}'; choose from {', '.join(OPS)} (or a family: sgemm, conv2d)")
+            ap.error(f"--ops: unknown op '{f}'; choose from {', '.join(OPS)} (or a family: sgemm, conv2d, conv_transpose2d)")
     if args.torch_worker:
         torch_worker(threads[0], args.repeat, filters)
         return

@@ -8,11 +8,13 @@
 #include "autograd/ops.h"
 #include "nn/functional/activation.h"
 #include "nn/functional/attention.h"
+#include "nn/functional/conv.h"
 #include "nn/functional/embedding.h"
 #include "nn/functional/loss.h"
 #include "nn/functional/normalization.h"
 #include "nn/functional/padding.h"
 #include "nn/functional/upsampling.h"
+#include "nn/functional/pixelshuffle.h"
 #include "nn/modules/pooling.h"
 #include "nn/options.h"
 
@@ -20,17 +22,6 @@ namespace gr::nn::functional {
 
 inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {}) {
   return gr::linear(x, weight, bias);
-}
-
-struct Conv2dFuncOptions {
-  GR_ARG(Tensor, bias);
-  GR_ARG(ExpandingArray<2>, stride) = 1;
-  GR_ARG(ExpandingArray<2>, padding) = 0;
-  GR_ARG(ExpandingArray<2>, dilation) = 1;
-  GR_ARG(int64_t, groups) = 1;
-};
-inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOptions& o = {}) {
-  return gr::conv2d(x, weight, o.bias(), o.stride(), o.padding(), o.dilation(), o.groups());
 }
 
 inline Tensor relu(const Tensor& x) { return gr::relu(x); }

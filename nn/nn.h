@@ -18,6 +18,7 @@
 #include "nn/modules/modulelist.h"
 #include "nn/modules/normalization.h"
 #include "nn/modules/padding.h"
+#include "nn/modules/pixelshuffle.h"
 #include "nn/modules/pooling.h"
 #include "nn/modules/rnn.h"
 #include "nn/modules/sequential.h"

@@ -1,5 +1,5 @@
-// conv2d argument checks, the tensor-level entry points, and the CPU kernels: im2col over a
-// chunk of the minibatch, then one GEMM per group, so the products are large:
+// conv2d's tensor-level entry points and CPU kernels (argument checks: conv_args.cpp): im2col
+// over a chunk of the minibatch, then one GEMM per group, so the products are large:
 //   forward      Y[og, nb*L]      = W_g[og, CKK] x cols[CKK, nb*L]
 //   grad weight  gW_g[og, CKK]   += gY[og, nb*L] x cols^T
 //   grad input   gcols[CKK, nb*L] = W_g^T x gY[og, nb*L], then col2im
@@ -29,11 +29,6 @@ GR_DEFINE_DISPATCH(Conv2dForwardFn, conv2d_forward_stub);
 GR_DEFINE_DISPATCH(Conv2dBackwardFn, conv2d_backward_stub);
 
 namespace {
-
-std::array<int64_t, 2> pair_arg(IntArrayRef v, const char* name) {
-  GR_CHECK(v.size() == 1 || v.size() == 2, "conv2d: ", name, " must have 1 or 2 values, got ", v);
-  return {v[0], v[v.size() - 1]};
-}
 
 // ---- CPU kernels ----
 
@@ -227,51 +222,6 @@ int64_t conv2d_cpu_workspace_limit() { return g_workspace_limit.load(); }
 
 void set_conv2d_cpu_algorithm(Conv2dCpuAlgorithm algorithm) { g_algorithm.store(algorithm); }
 Conv2dCpuAlgorithm conv2d_cpu_algorithm() { return g_algorithm.load(); }
-
-Conv2dArgs conv2d_args(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-                       IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  GR_CHECK(input.defined() && weight.defined(), "conv2d: input and weight must be defined tensors");
-  GR_CHECK(input.dim() == 4, "conv2d: expected a 4-D input [N, C_in, H, W], got ", input.sizes());
-  GR_CHECK(weight.dim() == 4, "conv2d: expected a 4-D weight [C_out, C_in / groups, kH, kW], got ", weight.sizes());
-  GR_CHECK(input.is_floating_point(), "conv2d: expected a float32 or float64 input, got ", input.scalar_type());
-  GR_CHECK(weight.scalar_type() == input.scalar_type(), "conv2d: input is ", input.scalar_type(), " but weight is ",
-           weight.scalar_type(), "; they must have the same dtype");
-  GR_CHECK(weight.device() == input.device(), "conv2d: input is on ", input.device(), " but weight is on ",
-           weight.device());
-  if (bias.defined()) {
-    GR_CHECK(bias.scalar_type() == input.scalar_type(), "conv2d: input is ", input.scalar_type(), " but bias is ",
-             bias.scalar_type());
-    GR_CHECK(bias.device() == input.device(), "conv2d: input is on ", input.device(), " but bias is on ",
-             bias.device());
-    GR_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0), "conv2d: bias must be 1-D with C_out = ",
-             weight.size(0), " elements (weight ", weight.sizes(), "), got ", bias.sizes());
-  }
-  const auto [sh, sw] = pair_arg(stride, "stride");
-  const auto [ph, pw] = pair_arg(padding, "padding");
-  const auto [dh, dw] = pair_arg(dilation, "dilation");
-  GR_CHECK(sh >= 1 && sw >= 1, "conv2d: stride must be positive, got ", stride);
-  GR_CHECK(ph >= 0 && pw >= 0, "conv2d: padding must be non-negative, got ", padding);
-  GR_CHECK(dh >= 1 && dw >= 1, "conv2d: dilation must be positive, got ", dilation);
-  GR_CHECK(groups >= 1, "conv2d: groups must be positive, got ", groups);
-  Conv2dArgs a;
-  a.N = input.size(0), a.C_in = input.size(1), a.H = input.size(2), a.W = input.size(3);
-  a.C_out = weight.size(0), a.kH = weight.size(2), a.kW = weight.size(3);
-  a.stride_h = sh, a.stride_w = sw, a.pad_h = ph, a.pad_w = pw, a.dil_h = dh, a.dil_w = dw, a.groups = groups;
-  GR_CHECK(a.C_in % groups == 0, "conv2d: groups=", groups, " must divide the input's ", a.C_in, " channels (input ",
-           input.sizes(), ")");
-  GR_CHECK(a.C_out % groups == 0, "conv2d: groups=", groups, " must divide the ", a.C_out,
-           " output channels (weight ", weight.sizes(), ")");
-  GR_CHECK(weight.size(1) * groups == a.C_in, "conv2d: input ", input.sizes(), " has ", a.C_in,
-           " channels, but weight ", weight.sizes(), " with groups=", groups, " expects ", weight.size(1) * groups);
-  GR_CHECK(a.kH >= 1 && a.kW >= 1, "conv2d: kernel size must be positive, got weight ", weight.sizes());
-  const int64_t ekh = dh * (a.kH - 1) + 1, ekw = dw * (a.kW - 1) + 1;
-  GR_CHECK(ekh <= a.H + 2 * ph && ekw <= a.W + 2 * pw, "conv2d: kernel size ", ekh, "x", ekw,
-           (dh > 1 || dw > 1) ? " (dilated)" : "", " is larger than the padded input ", a.H + 2 * ph, "x",
-           a.W + 2 * pw, " (input ", input.sizes(), ", weight ", weight.sizes(), ", padding ", padding, ")");
-  a.H_out = (a.H + 2 * ph - ekh) / sh + 1;
-  a.W_out = (a.W + 2 * pw - ekw) / sw + 1;
-  return a;
-}
 
 Tensor conv2d(const Conv2dArgs& a, const Tensor& input, const Tensor& weight, const Tensor& bias) {
   Tensor out = empty({a.N, a.C_out, a.H_out, a.W_out}, input.options());

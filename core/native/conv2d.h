@@ -25,9 +25,33 @@ struct Conv2dArgs {
 
 // Checks input/weight/bias (dims, channels vs groups, kernel vs padded input, dtypes,
 // devices) and the stride/padding/dilation lists (1 or 2 values each), throwing gr::Error
-// that names conv2d and the shapes. `bias` may be undefined.
+// that names conv2d and the shapes. `bias` may be undefined. (conv_args.cpp)
 Conv2dArgs conv2d_args(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                        IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+// conv1d is conv2d over a unit height: input [N, C_in, L] and weight [C_out, C_in / groups, k]
+// (unsqueezed at dim 2 by the caller), lists of one value; messages name conv1d.
+Conv2dArgs conv1d_args(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                       IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+
+// Note [Transposed convolution]
+// conv_transpose2d(x, w) with x [N, C_in, H, W] and w [C_in, C_out / groups, kH, kW] is the
+// input gradient of the convolution `a` that maps [N, C_out, H_t, W_t] to x with weight w,
+// H_t = (H - 1) * stride - 2 * padding + dilation * (kH - 1) + output_padding + 1:
+//   forward      conv2d_backward(a, x, -, w) (grad_input)      = col2im(W^T x)
+//   grad input   conv2d(a, grad, w)                            (the convolution itself)
+//   grad weight  conv2d_backward(a, grad, x, -) (grad_weight)
+// so transposed convolutions reuse every conv2d kernel, CPU and CUDA (cuDNN's backward-data
+// pass is its transposed convolution). An output_padding at or past the stride (allowed
+// below the dilation) makes `a` produce output_padding / stride extra rows (columns): a.H_out
+// (a.W_out) exceeds x's, and the caller pads x with zeros to match.
+// The args of that convolution, with conv_transpose2d's checks and messages.
+Conv2dArgs conv_transpose2d_args(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                                 IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                                 IntArrayRef dilation);
+// The same over a unit height: input [N, C_in, L], weight [C_in, C_out / groups, k].
+Conv2dArgs conv_transpose1d_args(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                                 IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                                 IntArrayRef dilation);
 
 // Kernels over contiguous buffers of dtype t. bias / grad_* may be null (= not wanted).
 using Conv2dForwardFn = void (*)(const Conv2dArgs& a, ScalarType t, const void* input, const void* weight,

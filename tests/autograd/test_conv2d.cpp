@@ -1,13 +1,11 @@
 // conv2d: outputs and gradients against PyTorch (tests/data/conv_reference.json, which also
 // holds matmul references), float64 gradcheck over stride/padding/dilation/groups and
 // non-contiguous inputs, minibatch chunking, and the argument errors.
-#include <nlohmann/json.hpp>
-
-#include "core/native/conv2d.h"
-#include "reference_util.h"
+#include "conv_test_util.h"
 
 using namespace gr;
 using autograd::gradcheck;
+using test::ints;
 
 namespace {
 
@@ -16,26 +14,12 @@ Tensor r(std::vector<int64_t> shape, uint64_t seed) {
   return randn(shape, TensorOptions(kFloat64), &g).requires_grad_(true);
 }
 
-std::vector<int64_t> ints(const nlohmann::json& j) { return j.get<std::vector<int64_t>>(); }
-
-// Runs `body` once per CPU algorithm (im2col + GEMM, and Winograd / direct where they apply).
 template <class F>
 void for_each_algorithm(F body) {
-  for (auto algo : {native::Conv2dCpuAlgorithm::kIm2col, native::Conv2dCpuAlgorithm::kWinograd,
-                    native::Conv2dCpuAlgorithm::kDirect}) {
-    CAPTURE(algo == native::Conv2dCpuAlgorithm::kWinograd ? "winograd"
-            : algo == native::Conv2dCpuAlgorithm::kDirect ? "direct"
-                                                           : "im2col");
-    native::set_conv2d_cpu_algorithm(algo);
-    body();
-  }
-  native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
+  test::for_each_conv_algorithm(body);
 }
 
-const nlohmann::json& reference() {
-  static const nlohmann::json ref = test::load_reference("conv_reference.json");
-  return ref;
-}
+const nlohmann::json& reference() { return test::conv_reference(); }
 
 }  // namespace
 

@@ -1,15 +1,11 @@
 // bench_ddp: one DDP training step (zero_grad, forward, backward, SGD step) of the reference
-// CNN and of ResNet-18 on synthetic data, in four gradient-communication modes: overlapped
-// buckets (DDP's defaults), one all-reduce after backward, one all-reduce per parameter, and
-// none (no_sync); and three sharding modes (asked for with --modes): zero1
-// (ZeroRedundancyOptimizer), zero2 (shard_gradients) and optimizer-in-backward. Each mode's
-// averaged gradients are first checked against a hand-made all-reduce of the local gradients
-// (the in-backward modes, which keep no gradients, are checked by their parameters against
-// the overlap mode's after the timed steps); then the modes take turns step by step under the
-// profiler, and the Reducer's "allreduce bucket k" spans tell how much communication was
-// hidden behind backward. A memory table gives bytes per parameter for parameters, gradients
-// and optimizer state in each mode, and what the allocator holds. docs/benchmarks.md has
-// results; run it under the launcher:
+// CNN and of ResNet-18 on synthetic data, in four gradient-communication modes (overlapped
+// buckets, one all-reduce after backward, one per parameter, none) and three sharding modes
+// (zero1, zero2, optimizer-in-backward). Each mode's averaged gradients (or, for the
+// in-backward modes, its parameters) are checked against a hand-made all-reduce; then the
+// modes take turns step by step under the profiler, whose "allreduce bucket k" spans tell how
+// much communication was hidden behind backward. A memory table gives bytes per parameter in
+// each mode, by tensor sizes and from the allocator. Results: docs/benchmarks.md. Run it as
 //   gradring-run --nproc-per-node 2 --standalone bench_ddp
 #include <sys/resource.h>
 
@@ -277,11 +273,12 @@ ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& eve
 // statistics (core/memory_stats.h), not tensor sizes. Every rank calls it (DDP broadcasts).
 template <class Impl>
 std::pair<double, double> measure_memory(const std::string& mode, const std::function<std::shared_ptr<Impl>()>& make,
-                                         ProcessGroupPtr pg, const Tensor& x, const Tensor& y, double numel) {
+                                         ProcessGroupPtr pg, const Options& o, const Tensor& x, const Tensor& y,
+                                         double numel) {
   pg->barrier()->wait();
   const int64_t before = cpu_memory_stats().allocated_bytes;
   reset_cpu_peak_memory_stats();
-  ModeRun<Impl> run(mode, make(), pg);
+  ModeRun<Impl> run(mode, make(), pg, o);
   for (int s = 0; s < 2; ++s) run.step(x, y);  // the optimizer state exists after the first
   const CpuMemoryStats after = cpu_memory_stats();
   return {(after.allocated_bytes - before) / numel, (after.peak_allocated_bytes - before) / numel};
@@ -383,7 +380,7 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
     r.param_bytes = static_cast<double>(pbytes) / n;
     r.grad_bytes = static_cast<double>(runs[i]->ddp.reducer().gradient_bytes()) / n;
     r.state_bytes = static_cast<double>(runs[i]->optimizer_state_bytes()) / n;
-    if (r.mode != "none") std::tie(r.allocated_bytes, r.peak_bytes) = measure_memory<Impl>(r.mode, make, pg, x, y, n);
+    if (r.mode != "none") std::tie(r.allocated_bytes, r.peak_bytes) = measure_memory<Impl>(r.mode, make, pg, o, x, y, n);
   }
   // A separate trace of a few steps of the overlap mode (and of each sharding mode) alone, for
   // reading in chrome://tracing or Perfetto.

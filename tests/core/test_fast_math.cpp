@@ -1,7 +1,9 @@
 // fast_exp and fast_erf (Note [Vectorisable exp and erf]) against the C library in double.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 #include "core/functors_fast_math.h"
@@ -31,7 +33,7 @@ TEST_CASE("fast_exp is within 2 ulp of exp from -87 to 88, 0 below, and keeps Na
   CHECK(gr::math::fast_exp(1.5) == std::exp(1.5));  // double is the C library's
 }
 
-TEST_CASE("fast_erf is within 6 ulp of erf, odd, saturates at +-1 and keeps NaN") {
+TEST_CASE("fast_erf is within 8 ulp of erf, odd, saturates at +-1 and keeps NaN") {
   double worst = 0;
   int not_odd = 0;
   for (int i = 0; i <= 400000; ++i) {
@@ -39,7 +41,7 @@ TEST_CASE("fast_erf is within 6 ulp of erf, odd, saturates at +-1 and keeps NaN"
     worst = std::max(worst, ulps(gr::math::fast_erf(x), std::erf(static_cast<double>(x))));
     not_odd += gr::math::fast_erf(-x) != -gr::math::fast_erf(x);
   }
-  CHECK(worst <= 6.0);
+  CHECK(worst <= 8.0);
   CHECK(not_odd == 0);
   for (float tiny : {1e-30f, 1e-12f, 3e-8f}) CHECK(ulps(gr::math::fast_erf(tiny), std::erf(double(tiny))) <= 1.0);
   CHECK(gr::math::fast_erf(0.0f) == 0.0f);

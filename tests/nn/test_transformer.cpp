@@ -8,7 +8,6 @@ using namespace gr;
 using gr::test::check_close;
 using gr::test::load_parameters;
 using gr::test::load_reference;
-using gr::test::load_state;
 using gr::test::tensor_from_json;
 
 TEST_CASE("Transformer layers match PyTorch: state_dict names, outputs and gradients") {

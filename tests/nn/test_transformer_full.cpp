@@ -9,7 +9,7 @@ using namespace gr;
 using gr::test::check_close;
 using gr::test::error_of;
 using gr::test::load_reference;
-using gr::test::load_state;
+using gr::test::load_parameters;
 using gr::test::tensor_from_json;
 
 namespace {

@@ -7,9 +7,10 @@ PyTorch runs in a child process with OpenBLAS (LD_LIBRARY_PATH=.../openblas-open
 OPENBLAS_CORETYPE=SkylakeX), OMP_NUM_THREADS=<n> and torch.set_num_threads(<n>).
 
     /usr/bin/python3 bench/compare_ops.py --bench build/apps/bench_ops [--threads 1,2]
-        [--repeat 20] [--rounds 3] [--ops sgemm,conv2d] [--markdown]
+        [--repeat 20] [--rounds 3] [--ops sgemm,conv2d] [--markdown] [--python VENV/bin/python]
 
-Needs Debian's python (/usr/bin/python3, the one with torch). Prints a table (markdown with
+The torch side runs under --python (default Debian's /usr/bin/python3 with torch 1.13; the
+speed peer is current PyTorch, a venv's bin/python). Prints a table (markdown with
 --markdown) and whether the targets hold: SGEMM >= 0.9x torch (GFLOP/s) at every size and
 thread count, conv2d fwd+bwd of 64x32x13x13 * 64x32x3x3 >= 1.25x torch (time) at 1 thread.
 """

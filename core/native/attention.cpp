@@ -27,6 +27,11 @@ struct Prepared {
   bool in_place = false;  // the CPU kernel: See Note [Attention operands in place]
 };
 
+std::vector<int64_t> with(std::vector<int64_t> batch, std::initializer_list<int64_t> tail) {
+  batch.insert(batch.end(), tail);
+  return batch;
+}
+
 // The layout of t ([batch..., rows, cols]) if the kernel can read it where it lies.
 std::optional<AttentionLayout> layout_in_place(const Tensor& t) {
   const IntArrayRef st = t.strides(), sz = t.sizes();
@@ -42,9 +47,7 @@ std::optional<AttentionLayout> layout_in_place(const Tensor& t) {
 
 // An operand expanded to [batch..., rows, cols]: in place if it can be, else a contiguous copy.
 Tensor operand(const Prepared& r, const Tensor& t, int64_t rows, int64_t cols, AttentionLayout& at) {
-  std::vector<int64_t> full = r.batch;
-  full.push_back(rows);
-  full.push_back(cols);
+  const std::vector<int64_t> full = with(r.batch, {rows, cols});
   Tensor e = expand(t, full);
   if (r.in_place)
     if (std::optional<AttentionLayout> l = layout_in_place(e)) {
@@ -58,9 +61,7 @@ Tensor operand(const Prepared& r, const Tensor& t, int64_t rows, int64_t cols, A
 // A [batch..., rows, cols] result for the kernel to write: in the head layout of `like` when
 // that is [N, H, T, .] viewed from [N, T, H, .] (the model's transpose), else contiguous.
 Tensor result_like(const Prepared& r, const Tensor& like, int64_t rows, int64_t cols, AttentionLayout& at) {
-  std::vector<int64_t> full = r.batch;
-  full.push_back(rows);
-  full.push_back(cols);
+  const std::vector<int64_t> full = with(r.batch, {rows, cols});
   Tensor t;
   if (r.in_place && full.size() == 4 && like.dim() == 4 && like.stride(1) < like.stride(2))
     t = transpose(empty({full[0], full[2], full[1], full[3]}, like.options()), 1, 2);
@@ -151,11 +152,6 @@ Prepared prepare(const Tensor& query, const Tensor& key, const Tensor& value, co
     p.mask_offset = r.mask_offset.data_ptr<int64_t>();
   }
   return r;
-}
-
-std::vector<int64_t> with(std::vector<int64_t> batch, std::initializer_list<int64_t> tail) {
-  batch.insert(batch.end(), tail);
-  return batch;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // bench_ddp: one DDP training step (zero_grad, forward, backward, SGD step) of the reference
-// CNN and of ResNet-18 on synthetic data, in four gradient-communication modes (overlapped
+// CNN, ResNet-18 or a GPT preset on synthetic data, in four gradient-communication modes (overlapped
 // buckets, one all-reduce after backward, one per parameter, none) and three sharding modes
 // (zero1, zero2, optimizer-in-backward). Each mode's averaged gradients (or, for the
 // in-backward modes, its parameters) are checked against a hand-made all-reduce; then the
@@ -26,8 +26,7 @@
 
 #include "common/cli.h"
 #include "common/ddp_checks.h"
-#include "common/reference_cnn.h"
-#include "common/resnet.h"
+#include "common/bench_models.h"
 #include "core/memory_stats.h"
 #include "core/native/conv2d.h"
 #include "distributed/backends/init.h"
@@ -44,7 +43,7 @@ namespace {
 struct Options {
   std::vector<std::string> models = {"reference", "resnet18"};
   std::vector<std::string> modes = {"overlap", "after-backward", "per-parameter", "none"};
-  int64_t batch_size = 0;  // 0: 64 for the reference CNN, 32 for ResNet-18
+  int64_t batch_size = 0;  // 0: the model's default (apps::with_bench_model)
   int64_t image_size = 32;  // ResNet-18 input height and width
   int steps = 20, warmup = 3, threads = 0;
   uint64_t seed = 1;
@@ -312,12 +311,10 @@ const ModeResult* find_mode(const std::vector<ModeResult>& rs, const std::string
 // Runs every requested mode of one model, prints its table (rank 0) and returns its JSON.
 // The modes take turns step by step, so a change in the machine's load hits all of them.
 template <class Impl>
-nlohmann::json bench_model(const std::string& name, const std::string& input_desc,
-                           const std::function<std::shared_ptr<Impl>()>& make, std::vector<int64_t> input_shape,
-                           ProcessGroupPtr pg, const Options& o, Progress& progress, bool& failed) {
-  Generator gen(o.seed * 7919 + static_cast<uint64_t>(pg->rank()) + 1);  // each rank its own data
-  Tensor x = randn(input_shape, &gen);
-  Tensor y = randint(0, 10, {input_shape[0]}, kInt64, &gen);
+nlohmann::json bench_model(const std::string& name, const std::function<std::shared_ptr<Impl>()>& make,
+                           const apps::BenchBatch& batch, ProcessGroupPtr pg, const Options& o, Progress& progress,
+                           bool& failed) {
+  const Tensor &x = batch.x, &y = batch.y;
   std::vector<std::unique_ptr<ModeRun<Impl>>> runs;
   std::vector<double> grad_err;
   for (const std::string& mode : o.modes) {
@@ -410,7 +407,7 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
   if (print) {
     std::printf("\n# model %s: %.2f M parameters in %lld tensors (%.1f MB of float32 gradients), batch %lld per rank, input %s\n",
                 name.c_str(), static_cast<double>(numel) / 1e6, static_cast<long long>(tensors),
-                static_cast<double>(numel) * 4 / 1e6, static_cast<long long>(input_shape[0]), input_desc.c_str());
+                static_cast<double>(numel) * 4 / 1e6, static_cast<long long>(x.size(0)), batch.input.c_str());
     std::printf("# %-21s %7s %9s %9s %8s %9s %9s %9s %9s %7s %7s %9s %10s\n", "mode", "buckets", "step(ms)", "min(ms)",
                 "vs none", "cpu(ms)", "bwd(ms)", "comm(ms)", "hidden", "hidden%", "comm%", "wait(ms)", "grad err");
   }
@@ -443,7 +440,7 @@ nlohmann::json bench_model(const std::string& name, const std::string& input_des
   }
   if (print) print_memory(results, pg->size());
   nlohmann::json j = {{"model", name}, {"parameters", numel}, {"parameter_tensors", tensors},
-                      {"batch_size", input_shape[0]}, {"input", input_desc}, {"modes", modes}};
+                      {"batch_size", x.size(0)}, {"input", batch.input}, {"modes", modes}};
   if (overlap && after) {
     // Communication's share of the step when nothing hides it (after-backward): from the trace,
     // and as the step time it adds over no_sync (which also counts DDP's gradient copies).
@@ -521,16 +518,10 @@ int run(const Options& o) {
   bool failed = false;
   nlohmann::json models = nlohmann::json::array();
   for (const std::string& m : o.models) {
-    if (m == "reference") {
-      const int64_t b = o.batch_size > 0 ? o.batch_size : 64;
-      std::function<std::shared_ptr<apps::ReferenceCNNImpl>()> make = [] { return apps::ReferenceCNN().ptr(); };
-      models.push_back(bench_model(m, "1x28x28", make, {b, 1, 28, 28}, pg, o, progress, failed));
-    } else {
-      const int64_t b = o.batch_size > 0 ? o.batch_size : 32, s = o.image_size;
-      std::function<std::shared_ptr<apps::ResNet18Impl>()> make = [] { return apps::ResNet18(3, 10).ptr(); };
-      const std::string desc = "3x" + std::to_string(s) + "x" + std::to_string(s);
-      models.push_back(bench_model(m, desc, make, {b, 3, s, s}, pg, o, progress, failed));
-    }
+    Generator gen(o.seed * 7919 + static_cast<uint64_t>(pg->rank()) + 1);  // each rank its own data
+    models.push_back(apps::with_bench_model(m, o.batch_size, o.image_size, gen, [&](auto& make, const apps::BenchBatch& b) {
+      return bench_model(m, make, b, pg, o, progress, failed);
+    }));
     std::fflush(stdout);
   }
   if (pg->rank() == 0 && o.json)
@@ -553,16 +544,17 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"Time a DDP training step in four communication modes; run under gradring-run, e.g.\n"
                "  gradring-run --nproc-per-node 2 --standalone bench_ddp"};
-  app.add_option("--model", o.models, "reference (CNN, 1x28x28) and/or resnet18 (3xSxS), comma-separated")
+  app.add_option("--model", o.models,
+                 "reference (CNN, 1x28x28), resnet18 (3xSxS), gpt-tiny, gpt-small (train_gpt's presets, SGD here), comma-separated")
       ->delimiter(',')
       ->capture_default_str()
-      ->check(CLI::IsMember({"reference", "resnet18"}));
+      ->check(CLI::IsMember({"reference", "resnet18", "gpt-tiny", "gpt-small"}));
   app.add_option("--modes", o.modes,
                  "overlap, after-backward, per-parameter, none, zero1, zero2, optimizer-in-backward (comma-separated)")
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::IsMember({"overlap", "after-backward", "per-parameter", "none", "zero1", "zero2", "optimizer-in-backward"}));
-  app.add_option("--batch-size", o.batch_size, "images per rank and step (default: 64 reference, 32 resnet18)")
+  app.add_option("--batch-size", o.batch_size, "images (sequences) per rank and step (default: 64 reference, 32 resnet18, 12 gpt-tiny, 8 gpt-small)")
       ->check(apps::positive());
   app.add_option("--image-size", o.image_size, "ResNet-18 input height and width")
       ->capture_default_str()

@@ -62,10 +62,7 @@ std::string default_corpus() {
 }
 
 apps::GPTConfig config_of(const Options& o) {
-  apps::GPTConfig c;
-  if (o.model == "small") {
-    c.layers = 6, c.heads = 6, c.embd = 384, c.block = 256;
-  }  // else tiny: the GPTConfig defaults (4 layers, 4 heads, 128 wide, context 64)
+  apps::GPTConfig c = apps::gpt_preset(o.model);
   if (o.layers > 0) c.layers = o.layers;
   if (o.heads > 0) c.heads = o.heads;
   if (o.embd > 0) c.embd = o.embd;
@@ -76,8 +73,7 @@ apps::GPTConfig config_of(const Options& o) {
 
 // Sequences per micro-batch and rank: --batch-size, else the preset's.
 int64_t batch_size_of(const Options& o) {
-  if (o.batch_size > 0) return o.batch_size;
-  return o.model == "small" ? 8 : 12;
+  return o.batch_size > 0 ? o.batch_size : apps::gpt_preset_batch(o.model);
 }
 
 double lr_at(const Options& o, int64_t step) {

@@ -19,6 +19,17 @@ struct GPTConfig {
   double dropout = 0.0;
 };
 
+// The presets of issue 17: tiny (4 layers, 4 heads, 128 wide, context 64, batch 12) and small
+// (6, 6, 384, 256, batch 8); anything else is refused.
+inline GPTConfig gpt_preset(const std::string& name) {
+  GR_CHECK(name == "tiny" || name == "small", "GPT: unknown preset '", name, "' (tiny or small)");
+  GPTConfig c;
+  if (name == "small") c.layers = 6, c.heads = 6, c.embd = 384, c.block = 256;
+  return c;
+}
+// Sequences per micro-batch and rank of a preset.
+inline int64_t gpt_preset_batch(const std::string& name) { return name == "small" ? 8 : 12; }
+
 class CausalSelfAttentionImpl : public nn::Module {
  public:
   explicit CausalSelfAttentionImpl(const GPTConfig& c)

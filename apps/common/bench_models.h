@@ -1,0 +1,61 @@
+// The models bench_ddp times (the reference CNN, ResNet-18, the GPT presets), each with a
+// synthetic batch whose training loss is nll_loss(model(x), y).
+#pragma once
+
+#include <gradring/gradring.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "gpt.h"
+#include "reference_cnn.h"
+#include "resnet.h"
+
+namespace gr::apps {
+
+// train_gpt's GPT returning log-probabilities [B*T, vocab]: nll_loss against the next tokens,
+// flattened, is then its cross-entropy, and bench_ddp's step runs it unchanged.
+class GPTLogProbsImpl : public nn::Module {
+ public:
+  explicit GPTLogProbsImpl(const GPTConfig& c) : nn::Module("GPTLogProbs") { gpt = register_module("gpt", GPT(c)); }
+  Tensor forward(const Tensor& idx) {
+    Tensor logits = gpt(idx);
+    return log_softmax(logits.reshape({-1, logits.size(2)}), 1);
+  }
+  GPT gpt{nullptr};
+};
+GR_MODULE(GPTLogProbs);
+
+// One synthetic batch, and how bench_ddp describes its input.
+struct BenchBatch {
+  Tensor x, y;
+  std::string input;
+};
+
+// Calls fn(make, batch) for the model `name` (reference, resnet18, gpt-tiny or gpt-small):
+// make() builds a fresh model (seed first), the batch is drawn from gen; batch_size 0 takes
+// the model's default (64, 32, and the GPT preset's 12 or 8 sequences).
+template <class Fn>
+auto with_bench_model(const std::string& name, int64_t batch_size, int64_t image_size, Generator& gen, Fn&& fn) {
+  if (name == "reference") {
+    const int64_t b = batch_size > 0 ? batch_size : 64;
+    std::function<std::shared_ptr<ReferenceCNNImpl>()> make = [] { return ReferenceCNN().ptr(); };
+    return fn(make, BenchBatch{randn({b, 1, 28, 28}, &gen), randint(0, 10, {b}, kInt64, &gen), "1x28x28"});
+  }
+  if (name == "resnet18") {
+    const int64_t b = batch_size > 0 ? batch_size : 32, s = image_size;
+    std::function<std::shared_ptr<ResNet18Impl>()> make = [] { return ResNet18(3, 10).ptr(); };
+    const std::string input = "3x" + std::to_string(s) + "x" + std::to_string(s);
+    return fn(make, BenchBatch{randn({b, 3, s, s}, &gen), randint(0, 10, {b}, kInt64, &gen), input});
+  }
+  GR_CHECK(name.starts_with("gpt-"), "bench_ddp: unknown model '", name, "'");
+  const std::string preset = name.substr(4);
+  const GPTConfig c = gpt_preset(preset);
+  const int64_t b = batch_size > 0 ? batch_size : gpt_preset_batch(preset);
+  std::function<std::shared_ptr<GPTLogProbsImpl>()> make = [c] { return GPTLogProbs(c).ptr(); };
+  return fn(make, BenchBatch{randint(0, c.vocab, {b, c.block}, kInt64, &gen),
+                             randint(0, c.vocab, {b * c.block}, kInt64, &gen), std::to_string(c.block) + " tokens"});
+}
+
+}  // namespace gr::apps

@@ -2,7 +2,8 @@
 // (the softmax_stub contracts of core/native/softmax.h). A row is the R elements of one
 // (o, j): short rows, or many strided rows, get a thread each (softmax_row, the CPU's loop);
 // long rows get a block each, with block reductions for the max and the double sums. The
-// per-element arithmetic is softmax.h's, shared with the CPU.
+// per-element arithmetic is softmax.h's, shared with the CPU. logsumexp's kernel is the
+// softmax's row statistics.
 #include <algorithm>
 
 #include "core/native/softmax.h"
@@ -76,6 +77,33 @@ __global__ void softmax_backward_block_per_row(int64_t rows, int64_t R, int64_t 
   }
 }
 
+// logsumexp (logsumexp_stub): softmax's row statistics, one output per row.
+template <class T>
+__global__ void logsumexp_thread_per_row(int64_t rows, int64_t R, int64_t inner, bool, const T* in, T* out) {
+  for (int64_t k = first_index(); k < rows; k += grid_stride()) {
+    const T* x = in + row_base(k, R, inner);
+    T m = x[0];
+    for (int64_t r = 1; r < R; ++r) m = Max{}(m, x[r * inner]);
+    double s = 0;
+    for (int64_t r = 0; r < R; ++r) s += softmax_term(x[r * inner], m);
+    out[k] = logsumexp_value(s, m);
+  }
+}
+
+template <class T>
+__global__ void logsumexp_block_per_row(int64_t rows, int64_t R, int64_t inner, bool, const T* in, T* out) {
+  for (int64_t k = blockIdx.x; k < rows; k += gridDim.x) {
+    const T* x = in + row_base(k, R, inner);
+    T m = x[0];
+    for (int64_t r = threadIdx.x; r < R; r += blockDim.x) m = Max{}(m, x[r * inner]);
+    m = block_all_reduce(m, Max{});
+    double s = 0;
+    for (int64_t r = threadIdx.x; r < R; r += blockDim.x) s += softmax_term(x[r * inner], m);
+    s = block_all_reduce(s, Sum{});
+    if (threadIdx.x == 0) out[k] = logsumexp_value(s, m);
+  }
+}
+
 // Short rows, or strided rows numerous enough to fill the device (consecutive threads then
 // read consecutive j: coalesced), take a thread each; the rest a block each.
 template <class... Args>
@@ -109,9 +137,17 @@ void softmax_backward_cuda(const void* grad, const void* out, void* grad_in, int
   });
 }
 
+void logsumexp_cuda(const void* in, void* out, int64_t outer, int64_t R, int64_t inner, ScalarType t) {
+  dispatch_floating(t, "logsumexp", [&]<class T>() {
+    launch_rows(logsumexp_thread_per_row<T>, logsumexp_block_per_row<T>, outer, R, inner, false,
+                static_cast<const T*>(in), static_cast<T*>(out));
+  });
+}
+
 }  // namespace
 
 GR_REGISTER_KERNEL(native::softmax_stub, kCUDA, &softmax_cuda);
+GR_REGISTER_KERNEL(native::logsumexp_stub, kCUDA, &logsumexp_cuda);
 GR_REGISTER_KERNEL(native::softmax_backward_stub, kCUDA, &softmax_backward_cuda);
 
 }  // namespace gr::cuda

@@ -8,6 +8,7 @@
 #include "core/native/copy.h"
 #include "core/native/elementwise.h"
 #include "core/native/shape.h"
+#include "core/native/softmax.h"
 
 namespace gr::native {
 
@@ -232,7 +233,14 @@ Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim) {
   std::vector<bool> mask = reduction_mask(dims, in.dim(), "logsumexp");
   if (reduced_numel(in.sizes(), mask) == 0)
     return full(reduced_shape(in.sizes(), mask, keepdim), -INFINITY, in.options());
-  // exp(x - max) never overflows; an infinite max (all -inf, or a +inf) is shifted by 0 instead.
+  if (logsumexp_stub.has(in.device().type()) && !is_reduced_float(in.scalar_type())) {
+    Tensor out = empty(reduced_shape(in.sizes(), mask, keepdim), in.options());
+    if (out.numel() == 0) return out;
+    Plan p = plan_reduction(in, mask);
+    logsumexp_stub(in.device(), p.input.data_ptr(), out.data_ptr(), p.outer, p.R, p.inner, in.scalar_type());
+    return out;
+  }
+  // Elsewhere, composed of other kernels:  // exp(x - max) never overflows; an infinite max (all -inf, or a +inf) is shifted by 0 instead.
   Tensor m = amax(in, dims, true);
   Tensor inf = full({}, INFINITY, m.options());
   m = where(eq(abs(m), inf), zeros({}, m.options()), m);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 
+#include "core/native/lane_sums.h"
 #include "core/native/reduce.h"
 #include "core/parallel.h"
 #include "core/reduce_functors.h"
@@ -14,10 +15,10 @@ namespace {
 namespace ops = gr::reduce_ops;
 
 // Note [CPU reduction loops]
-// A row (inner == 1: the reduced elements are contiguous) is folded by kLanes independent
-// accumulators, which the compiler keeps in vector registers, merged at the end by a fixed
-// tree. Columns (inner > 1) fold a tile of up to kTile neighbouring outputs at once; the loop
-// over the tile vectorises. A long row is cut into chunks of kRowChunk elements, and columns
+// A row (inner == 1: the reduced elements are contiguous) is folded by independent lanes,
+// which the compiler keeps in vector registers, merged at the end by a fixed tree (See Note
+// [Lane folds]; Welford's kLanes are its own). Columns (inner > 1) fold a tile of up to
+// kTile neighbouring outputs at once; the loop over the tile vectorises. A long row is cut into chunks of kRowChunk elements, and columns
 // with few outputs into at most kMaxChunks runs of R, whose partial results are combined in
 // order: threads can share one reduction, and since the cuts depend on the shape only, the
 // result never depends on the number of threads.
@@ -39,18 +40,7 @@ struct LaneFolder {
   Op op;
 
   Acc combine(Acc a, Acc b) const { return op.combine(a, b); }
-  Acc row(const In* p, int64_t n) const {
-    constexpr int L = kLanes<Acc>;
-    Acc acc[L];
-    for (int k = 0; k < L; ++k) acc[k] = op.identity();
-    int64_t r = 0;
-    for (; r + L <= n; r += L)
-      for (int k = 0; k < L; ++k) acc[k] = op.reduce(acc[k], load(p[r + k]));
-    for (int k = 0; r + k < n; ++k) acc[k] = op.reduce(acc[k], load(p[r + k]));
-    for (int w = L / 2; w > 0; w /= 2)
-      for (int k = 0; k < w; ++k) acc[k] = op.combine(acc[k], acc[k + w]);
-    return acc[0];
-  }
+  Acc row(const In* p, int64_t n) const { return fold_row(op, p, n); }
   // acc[j] = the fold of p[r * inner + j] over r < n, for j < m.
   void cols(const In* p, int64_t n, int64_t inner, int64_t m, Acc* acc) const {
     for (int64_t j = 0; j < m; ++j) acc[j] = op.identity();
@@ -256,7 +246,7 @@ void var_cpu(const void* in, void* out, void* mean_out, int64_t outer, int64_t R
 // Over contiguous rows the extreme value is first found by the lane fold of amax/amin (which
 // vectorises, NaN winning), then its first position by a plain scan that stops there: the
 // same answer as ArgExtreme's single pass (the first extreme, or the first NaN), with the
-// comparisons of the long pass done kLanes at a time.
+// comparisons of the long pass done a vector of lanes at a time.
 template <class Op, class T>
 void max_rows(const T* in, T* values, int64_t* indices, int64_t outer, int64_t R) {
   parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {

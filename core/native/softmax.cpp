@@ -1,19 +1,65 @@
-// softmax/log_softmax: max-subtracted, accumulated in double, one pass per row or column
-// (the per-element arithmetic is in softmax.h, shared with cuda_kernels/softmax.cu).
+// softmax/log_softmax and logsumexp's kernel: max-subtracted, accumulated in double, one pass
+// per row or column (the per-element arithmetic is in softmax.h, shared with
+// cuda_kernels/softmax.cu).
 #include "core/native/softmax.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "core/factory.h"
 #include "core/native/copy.h"
+#include "core/native/lane_sums.h"
 #include "core/parallel.h"
+#include "core/reduce_functors.h"
 
 namespace gr::native {
 
 GR_DEFINE_DISPATCH(SoftmaxFn, softmax_stub);
 GR_DEFINE_DISPATCH(SoftmaxBackwardFn, softmax_backward_stub);
+GR_DEFINE_DISPATCH(LogsumexpFn, logsumexp_stub);
 
 namespace {
+
+// Note [Softmax rows on the CPU]
+// A contiguous row (inner == 1) is folded in lanes (See Note [Lane folds]): the max with
+// reduce_ops::Max, the sums in double. softmax stores each exp as it goes (exactly softmax_term, see
+// softmax.h), so the last pass only scales: one exp per element, and every loop vectorises
+// (this file is compiled with -fno-trapping-math: See Note [Vectorisable exp and erf]).
+// Strided rows (inner > 1) run softmax_row, the CUDA kernel's thread per row. The lanes sum
+// in another order than softmax_row and the CUDA block reduction: results agree to rounding.
+template <class T>
+T row_max(const T* x, int64_t R) {
+  return fold_row(reduce_ops::Max<T>{}, x, R);
+}
+template <class F>
+double row_sum(int64_t R, const F& f) {
+  return lane_fold(reduce_ops::Sum<double>{}, R, f);
+}
+
+template <class T>
+void softmax_contiguous_row(const T* __restrict x, T* __restrict y, int64_t R, bool log) {
+  const T m = row_max(x, R);
+  if (log) {
+    const T lse = log_softmax_lse(row_sum(R, [=](int64_t i) { return softmax_term(x[i], m); }), m);
+    for (int64_t i = 0; i < R; ++i) y[i] = x[i] - lse;
+    return;
+  }
+  for (int64_t i = 0; i < R; ++i) y[i] = static_cast<T>(softmax_term(x[i], m));
+  const double inv = 1.0 / row_sum(R, [=](int64_t i) { return static_cast<double>(y[i]); });
+  for (int64_t i = 0; i < R; ++i) y[i] = static_cast<T>(static_cast<double>(y[i]) * inv);  // softmax_value
+}
+
+template <class T>
+void softmax_backward_contiguous_row(const T* __restrict g, const T* __restrict y, T* __restrict gi, int64_t R,
+                                     bool log) {
+  const double s = log ? row_sum(R, [=](int64_t i) { return softmax_grad_term(g[i], y[i], true); })
+                       : row_sum(R, [=](int64_t i) { return softmax_grad_term(g[i], y[i], false); });
+  if (log) {
+    for (int64_t i = 0; i < R; ++i) gi[i] = softmax_grad_value(g[i], y[i], s, true);
+  } else {
+    for (int64_t i = 0; i < R; ++i) gi[i] = softmax_grad_value(g[i], y[i], s, false);
+  }
+}
 
 struct Layout {
   int64_t outer = 1, R = 1, inner = 1;
@@ -32,6 +78,10 @@ Layout layout_of(const Tensor& x, int64_t d) {
 template <class T>
 void softmax_kernel(const T* in, T* out, int64_t outer, int64_t R, int64_t inner, bool log) {
   parallel_for(0, outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+    if (inner == 1) {
+      for (int64_t k = b; k < e; ++k) softmax_contiguous_row(in + k * R, out + k * R, R, log);
+      return;
+    }
     for (int64_t k = b; k < e; ++k) {
       const int64_t base = (k / inner) * R * inner + k % inner;
       softmax_row(in + base, out + base, R, inner, log);
@@ -42,10 +92,35 @@ void softmax_kernel(const T* in, T* out, int64_t outer, int64_t R, int64_t inner
 template <class T>
 void softmax_backward_kernel(const T* grad, const T* out, T* gin, int64_t outer, int64_t R, int64_t inner, bool log) {
   parallel_for(0, outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+    if (inner == 1) {
+      for (int64_t k = b; k < e; ++k) softmax_backward_contiguous_row(grad + k * R, out + k * R, gin + k * R, R, log);
+      return;
+    }
     for (int64_t k = b; k < e; ++k) {
       const int64_t base = (k / inner) * R * inner + k % inner;
       softmax_backward_row(grad + base, out + base, gin + base, R, inner, log);
     }
+  });
+}
+
+// logsumexp of each row (logsumexp_value). `stride` is inner, or a constant 1 for contiguous rows.
+template <class T, class Stride>
+void logsumexp_rows(const T* in, T* out, int64_t outer, int64_t R, int64_t inner, Stride stride) {
+  parallel_for(0, outer * inner, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      const T* x = in + (k / inner) * R * inner + k % inner;
+      const T m = lane_fold(reduce_ops::Max<T>{}, R, [=](int64_t r) { return x[r * stride]; });
+      out[k] = logsumexp_value(row_sum(R, [=](int64_t r) { return softmax_term(x[r * stride], m); }), m);
+    }
+  });
+}
+
+void logsumexp_cpu(const void* in, void* out, int64_t outer, int64_t R, int64_t inner, ScalarType t) {
+  dispatch_floating(t, "logsumexp", [&]<class T>() {
+    const T* x = static_cast<const T*>(in);
+    T* y = static_cast<T*>(out);
+    if (inner == 1) logsumexp_rows(x, y, outer, R, inner, std::integral_constant<int64_t, 1>{});
+    else logsumexp_rows(x, y, outer, R, inner, inner);
   });
 }
 
@@ -65,6 +140,7 @@ void softmax_backward_cpu(const void* g, const void* y, void* gi, int64_t outer,
 
 GR_REGISTER_KERNEL(softmax_stub, kCPU, &softmax_cpu);
 GR_REGISTER_KERNEL(softmax_backward_stub, kCPU, &softmax_backward_cpu);
+GR_REGISTER_KERNEL(logsumexp_stub, kCPU, &logsumexp_cpu);
 
 Tensor softmax(const Tensor& x, int64_t dim, bool log) {
   const char* op = log ? "log_softmax" : "softmax";

@@ -1,4 +1,7 @@
 // Reductions over dims, with keepdim, over strided inputs and in float64.
+#include <cmath>
+
+#include "core/native/lane_sums.h"
 #include "test_util.h"
 
 using namespace gr;
@@ -58,4 +61,43 @@ TEST_CASE("large reductions run in parallel and stay accurate") {
   check_values(cols.slice(0, 0, 3), {1000, 1000, 1000});
   Tensor third = full({3000000}, 0.1, kFloat32);
   CHECK(third.sum().item<double>() == doctest::Approx(300000.0).epsilon(1e-6));
+}
+
+// See Note [Lane folds]: fold_row's vector lanes must give lane_fold's result bit for bit
+// (NaN for NaN), for every tail length and NaN position.
+TEST_CASE("fold_row's vector folds equal lane_fold") {
+  namespace N = gr::native;
+  namespace ops = gr::reduce_ops;
+  std::vector<float> v(1100);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((static_cast<int64_t>(i * 7919) % 2001) - 1000) * 0.37f;
+  auto same = [](double a, double b) { return a == b || (a != a && b != b); };
+  for (int64_t n : {0, 1, 15, 16, 17, 31, 32, 33, 100, 1024, 1027}) {
+    for (int64_t nan_at : {-1, 0, 5, 40, 1025}) {
+      std::vector<float> w = v;
+      if (nan_at >= 0) w[static_cast<size_t>(nan_at)] = NAN;
+      const float* p = w.data();
+      auto at = [p](int64_t i) { return p[i]; };
+      CAPTURE(n);
+      CAPTURE(nan_at);
+      CHECK(same(N::fold_row(ops::Sum<double>{}, p, n), N::lane_fold(ops::Sum<double>{}, n, at)));
+      CHECK(same(N::fold_row(ops::Max<float>{}, p, n), N::lane_fold(ops::Max<float>{}, n, at)));
+      CHECK(same(N::fold_row(ops::Min<float>{}, p, n), N::lane_fold(ops::Min<float>{}, n, at)));
+    }
+  }
+}
+
+TEST_CASE("logsumexp's fused kernel: infinite and NaN rows, other dims") {
+  const float inf = INFINITY;
+  Tensor x = tensor({-inf, -inf, 1.0f, inf, 0.0f, NAN, 2.0f, 3.0f}).reshape({4, 2});
+  Tensor r = x.logsumexp({1});
+  CHECK(r[0].item<float>() == -inf);
+  CHECK(r[1].item<float>() == inf);
+  CHECK(std::isnan(r[2].item<float>()));
+  CHECK(r[3].item<float>() == doctest::Approx(3.0 + std::log1p(std::exp(-1.0))).epsilon(1e-6));
+  // Strided rows (inner > 1) and several dims agree with the composition.
+  Tensor a = arange(60, kFloat32).reshape({3, 4, 5}) * 0.1;
+  for (std::vector<int64_t> dims : {std::vector<int64_t>{1}, {0}, {0, 2}, {2}}) {
+    Tensor want = (a - 2.0).exp().sum(dims).log() + 2.0;
+    CHECK(a.logsumexp(dims).allclose(want, 1e-5, 1e-6));
+  }
 }

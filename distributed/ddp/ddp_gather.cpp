@@ -54,6 +54,9 @@ namespace gr::nn::parallel {
 // before that module's hook has fired in the same forward when the other module's hook fired
 // in every earlier forward too (a parent reading a child's weight before calling the child,
 // weights tied to a module called later). Such models should keep gather_in_forward off.
+// (Sometimes it shows anyway: when the late copy lands on a parameter autograd has saved for
+// backward, backward fails with the in-place version error, as a test that removed the
+// up-front wait saw; a parameter only read, e.g. into a matmul's output, goes unnoticed.)
 
 void DistributedDataParallelBase::install_gather_hooks(const TensorList& params) {
   // Bucket of each parameter DDP reduces (params: the Reducer's list, in its order).

@@ -56,7 +56,8 @@ namespace gr::nn::parallel {
 // weights tied to a module called later). Such models should keep gather_in_forward off.
 // (Sometimes it shows anyway: when the late copy lands on a parameter autograd has saved for
 // backward, backward fails with the in-place version error, as a test that removed the
-// up-front wait saw; a parameter only read, e.g. into a matmul's output, goes unnoticed.)
+// up-front wait saw; a read under no_grad, as in an evaluation, saves nothing and goes
+// unnoticed.)
 
 void DistributedDataParallelBase::install_gather_hooks(const TensorList& params) {
   // Bucket of each parameter DDP reduces (params: the Reducer's list, in its order).

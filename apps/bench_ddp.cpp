@@ -1,8 +1,9 @@
 // bench_ddp: one DDP training step (zero_grad, forward, backward, SGD step) of the reference
-// CNN, ResNet-18 or a GPT preset on synthetic data, in four gradient-communication modes (overlapped
-// buckets, one all-reduce after backward, one per parameter, none) and three sharding modes
-// (zero1, zero2, optimizer-in-backward). Each mode's averaged gradients (or, for the
-// in-backward modes, its parameters) are checked against a hand-made all-reduce; then the
+// CNN, ResNet-18 or a GPT preset on synthetic data, in four gradient-communication modes
+// (overlapped buckets, one all-reduce after backward, one per parameter, none) and four sharding
+// modes (zero1, zero2, zero2-fwd: zero2 with gather_in_forward, optimizer-in-backward). Each
+// mode's averaged gradients (or, for the in-backward modes, its parameters) are checked against
+// a hand-made all-reduce; then the
 // modes take turns step by step under the profiler, whose "allreduce bucket k" spans tell how
 // much communication was hidden behind backward. A memory table gives bytes per parameter in
 // each mode, by tensor sizes and from the allocator. Results: docs/benchmarks.md. Run it as
@@ -61,11 +62,11 @@ DistributedDataParallelOptions mode_options(const std::string& mode, const Optio
   o.bucket_cap_mb(opts.bucket_cap_mb).first_bucket_cap_mb(opts.first_bucket_cap_mb);
   if (mode == "after-backward") o.bucket_cap_mb(1e9).first_bucket_cap_mb(1e9);
   if (mode == "per-parameter") o.bucket_cap_mb(1e-6).first_bucket_cap_mb(1e-6);
-  if (mode == "zero2") o.shard_gradients(true);
+  if (mode.rfind("zero2", 0) == 0) o.shard_gradients(true).gather_in_forward(mode == "zero2-fwd");
   return o;
 }
 
-bool steps_in_backward(const std::string& mode) { return mode == "zero2" || mode == "optimizer-in-backward"; }
+bool steps_in_backward(const std::string& mode) { return mode.rfind("zero2", 0) == 0 || mode == "optimizer-in-backward"; }
 
 // Bytes of optimizer state tensors ("state.*" entries).
 int64_t state_bytes(const optim::Optimizer& opt) {
@@ -236,6 +237,7 @@ template <class Impl>
 ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& events, ProcessGroup& pg) {
   ModeResult r;
   r.mode = run.mode;
+  run.ddp.wait_for_parameters();  // zero2-fwd: the last step's gathers, before the parameters are read
   analyse_trace(events, run.steps, r);
   r.buckets = run.sync ? run.ddp.reducer().bucket_bytes().size() : 0;
   double backward = 0, cpu = 0;
@@ -296,7 +298,7 @@ void print_memory(const std::vector<ModeResult>& results, int world) {
   const double n = world, k = 4;
   for (const ModeResult& r : results) {
     if (r.mode == "none") continue;
-    const double paper = r.mode == "zero1" ? 4 + 4 + k / n : r.mode == "zero2" ? 4 + (4 + k) / n : 4 + 4 + k;
+    const double paper = r.mode == "zero1" ? 4 + 4 + k / n : r.mode.rfind("zero2", 0) == 0 ? 4 + (4 + k) / n : 4 + 4 + k;
     std::printf("  %-22s %7.2f %7.2f %7.2f %7.2f %10.2f %8.2f %8.2f\n", r.mode.c_str(), r.param_bytes, r.grad_bytes,
                 r.state_bytes, r.param_bytes + r.grad_bytes + r.state_bytes, r.allocated_bytes, r.peak_bytes, paper);
   }
@@ -550,10 +552,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"reference", "resnet18", "gpt-tiny", "gpt-small"}));
   app.add_option("--modes", o.modes,
-                 "overlap, after-backward, per-parameter, none, zero1, zero2, optimizer-in-backward (comma-separated)")
+                 "overlap, after-backward, per-parameter, none, zero1, zero2, zero2-fwd, optimizer-in-backward (comma-separated)")
       ->delimiter(',')
       ->capture_default_str()
-      ->check(CLI::IsMember({"overlap", "after-backward", "per-parameter", "none", "zero1", "zero2", "optimizer-in-backward"}));
+      ->check(CLI::IsMember({"overlap", "after-backward", "per-parameter", "none", "zero1", "zero2", "zero2-fwd", "optimizer-in-backward"}));
   app.add_option("--batch-size", o.batch_size, "images (sequences) per rank and step (default: 64 reference, 32 resnet18, 12 gpt-tiny, 8 gpt-small)")
       ->check(apps::positive());
   app.add_option("--image-size", o.image_size, "ResNet-18 input height and width")

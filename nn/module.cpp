@@ -152,7 +152,45 @@ void Module::to(ScalarType dtype) {
   });
 }
 
+RemovableHandle Module::register_forward_pre_hook(std::function<void(Module&)> hook) {
+  GR_CHECK(hook != nullptr, "register_forward_pre_hook: the hook is empty");
+  if (!hooks_) hooks_ = std::make_shared<detail::ModuleHooks>();
+  const uint64_t id = hooks_->next_id++;
+  hooks_->forward_pre.emplace_back(id, std::move(hook));
+  return RemovableHandle(hooks_, id);
+}
+
+RemovableHandle Module::register_state_dict_pre_hook(std::function<void(const Module&)> hook) {
+  GR_CHECK(hook != nullptr, "register_state_dict_pre_hook: the hook is empty");
+  if (!hooks_) hooks_ = std::make_shared<detail::ModuleHooks>();
+  const uint64_t id = hooks_->next_id++;
+  hooks_->state_dict_pre.emplace_back(id, std::move(hook));
+  return RemovableHandle(hooks_, id);
+}
+
+void Module::run_forward_pre_hooks() {
+  if (!hooks_) return;
+  // A copy: a hook may remove itself (or register another) while the list is walked.
+  const auto hooks = hooks_->forward_pre;
+  for (const auto& [id, hook] : hooks) hook(*this);
+}
+
+void RemovableHandle::remove() {
+  const std::shared_ptr<detail::ModuleHooks> hooks = hooks_.lock();
+  if (!hooks) return;
+  auto drop = [this](auto& list) {
+    std::erase_if(list, [this](const auto& entry) { return entry.first == id_; });
+  };
+  drop(hooks->forward_pre);
+  drop(hooks->state_dict_pre);
+  hooks_.reset();
+}
+
 OrderedDict<Tensor> Module::state_dict() const {
+  if (hooks_) {
+    const auto hooks = hooks_->state_dict_pre;
+    for (const auto& [id, hook] : hooks) hook(*this);
+  }
   OrderedDict<Tensor> out;
   std::vector<const TensorImpl*> seen;
   collect("", true, true, false, out, seen);

@@ -6,7 +6,9 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/tensor.h"
@@ -16,6 +18,32 @@ namespace gr::nn {
 
 template <class Impl>
 class ModuleHolder;
+class Module;
+
+namespace detail {
+// A module's hooks (allocated at the first registration, so a module without hooks costs one
+// null pointer); ids are unique across both lists.
+struct ModuleHooks {
+  uint64_t next_id = 0;
+  std::vector<std::pair<uint64_t, std::function<void(Module&)>>> forward_pre;
+  std::vector<std::pair<uint64_t, std::function<void(const Module&)>>> state_dict_pre;
+};
+}  // namespace detail
+
+// What Module's register_*_hook functions return (PyTorch's torch.utils.hooks.RemovableHandle):
+// remove() takes the hook out; a second remove(), or one after the module is gone, does
+// nothing. Dropping the handle keeps the hook.
+class RemovableHandle {
+ public:
+  RemovableHandle() = default;
+  void remove();
+
+ private:
+  friend class Module;
+  RemovableHandle(std::weak_ptr<detail::ModuleHooks> hooks, uint64_t id) : hooks_(std::move(hooks)), id_(id) {}
+  std::weak_ptr<detail::ModuleHooks> hooks_;
+  uint64_t id_ = 0;
+};
 
 class Module : public std::enable_shared_from_this<Module> {
  public:
@@ -75,6 +103,23 @@ class Module : public std::enable_shared_from_this<Module> {
   // and dtype must match exactly; errors name the key and both shapes/dtypes.
   void load_state_dict(const OrderedDict<Tensor>& state, bool strict = true);
 
+  // ---- hooks (gradring extensions with PyTorch's Python names; libtorch has none) ----
+  // `hook(module)` runs before every forward of this module that goes through its holder,
+  // `child(x)` (ModuleHolder::operator()) or Sequential's forward (which calls its children
+  // for the user), and NOT before a direct `child->forward(x)`:
+  // forward is an ordinary method of each Impl, so the holder's call is the only place all
+  // modules share. Hooks run in registration order and may remove themselves. A module
+  // without hooks pays one predictable branch per call. DDP's gather_in_forward uses it
+  // (Note [Gathers in forward] in distributed/ddp/ddp_gather.cpp).
+  RemovableHandle register_forward_pre_hook(std::function<void(Module&)> hook);
+  // `hook(module)` runs when state_dict() (and so load_state_dict()) starts on this module,
+  // not when it runs on an ancestor: PyTorch's register_state_dict_pre_hook, without the
+  // prefix and keep_vars arguments.
+  RemovableHandle register_state_dict_pre_hook(std::function<void(const Module&)> hook);
+  bool has_forward_pre_hooks() const noexcept { return hooks_ != nullptr && !hooks_->forward_pre.empty(); }
+  // Runs the forward pre-hooks (ModuleHolder::operator() calls it).
+  void run_forward_pre_hooks();
+
   // Prints one line describing this module (children are printed by operator<<).
   virtual void pretty_print(std::ostream& out) const;
 
@@ -119,6 +164,7 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::string> non_persistent_;
   OrderedDict<std::shared_ptr<Module>> children_;
   std::function<std::shared_ptr<Module>()> clone_factory_;
+  std::shared_ptr<detail::ModuleHooks> hooks_;  // null until a hook is registered; clone() does not copy them
 };
 
 // Prints the module tree: "Name(...)" with "(child): ..." lines, like torch.

@@ -44,10 +44,14 @@ class ModuleHolder {
     return (*checked())[std::forward<Arg>(arg)];
   }
 
-  // module(x, ...) calls module->forward(x, ...).
+  // module(x, ...) runs the module's forward pre-hooks, if it has any
+  // (Module::register_forward_pre_hook), then calls module->forward(x, ...).
   template <class... Args>
   decltype(auto) operator()(Args&&... args) const {
-    return checked()->forward(std::forward<Args>(args)...);
+    Impl* impl = checked();
+    if (impl->has_forward_pre_hooks()) [[unlikely]]
+      impl->run_forward_pre_hooks();
+    return impl->forward(std::forward<Args>(args)...);
   }
 
  private:

@@ -30,9 +30,9 @@ class BasicBlockImpl : public nn::Module {
 
   // x [N, in, H, W] -> [N, out, H / stride, W / stride]
   Tensor forward(const Tensor& x) {
-    Tensor h = bn1->forward(conv1->forward(x)).relu_();
-    h = bn2->forward(conv2->forward(h));
-    return (h + (downsample ? downsample->forward(x) : x)).relu_();
+    Tensor h = bn1(conv1(x)).relu_();
+    h = bn2(conv2(h));
+    return (h + (downsample ? downsample(x) : x)).relu_();
   }
 
   nn::Conv2d conv1;
@@ -57,11 +57,11 @@ class ResNet18Impl : public nn::Module {
 
   // x [N, in_channels, H, W] (H, W >= 32) -> log-probabilities [N, classes]
   Tensor forward(const Tensor& x) {
-    Tensor h = bn1->forward(conv1->forward(x)).relu_();
+    Tensor h = bn1(conv1(x)).relu_();
     h = max_pool2d(h, {3, 3}, {2, 2}, {1, 1});
-    h = layer4->forward(layer3->forward(layer2->forward(layer1->forward(h))));
+    h = layer4(layer3(layer2(layer1(h))));
     h = adaptive_avg_pool2d(h, {1, 1}).flatten(1);
-    return log_softmax(fc->forward(h), 1);
+    return log_softmax(fc(h), 1);
   }
 
   nn::Conv2d conv1;

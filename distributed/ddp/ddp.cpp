@@ -23,24 +23,50 @@ using distributed::host_values;
 using distributed::ProcessGroup;
 using distributed::ReduceOp;
 
+// A broadcast in flight: per device, the flat buffer, the tensors it goes back into, the work.
+struct BufferBroadcast {
+  struct Part {
+    distributed::FlatBuffer buffer;
+    TensorList tensors;
+    distributed::WorkPtr work;
+  };
+  std::vector<Part> parts;
+};
+
 namespace {
 
 constexpr const char* kDDP = "DistributedDataParallel";
 
 // Rank `root`'s values of `tensors` on every rank, in one broadcast per device: the tensors
 // travel as one flat buffer (their bytes when their dtypes differ: a broadcast does no
-// arithmetic).
-void broadcast_coalesced(ProcessGroup& group, const TensorList& tensors, const char* what, int root = 0) {
+// arithmetic). start_broadcast issues it, finish_broadcast waits and copies out.
+BufferBroadcast start_broadcast(ProcessGroup& group, const TensorList& tensors, int root = 0) {
   std::map<std::string, TensorList> by_device;
   for (const Tensor& t : tensors)
     if (t.defined() && t.numel() > 0) by_device[t.device().str()].push_back(t);
   NoGradGuard no_grad;
+  BufferBroadcast out;
   for (const auto& [device, list] : by_device) {
-    const distributed::FlatBuffer buffer = distributed::FlatBuffer::of(list);
+    distributed::FlatBuffer buffer = distributed::FlatBuffer::of(list);
     Tensor flat = buffer.flat();
-    distributed::wait_for(group.broadcast(flat, root), group, kDDP, what);
-    buffer.copy_out(list);
+    out.parts.push_back({std::move(buffer), list, group.broadcast(flat, root)});
   }
+  return out;
+}
+
+void finish_broadcast(ProcessGroup& group, BufferBroadcast& b, const char* what) {
+  NoGradGuard no_grad;
+  for (BufferBroadcast::Part& part : b.parts) {
+    if (!part.work) continue;
+    distributed::wait_for(part.work, group, kDDP, what);
+    part.work.reset();
+    part.buffer.copy_out(part.tensors);
+  }
+}
+
+void broadcast_coalesced(ProcessGroup& group, const TensorList& tensors, const char* what, int root = 0) {
+  BufferBroadcast b = start_broadcast(group, tensors, root);
+  finish_broadcast(group, b, what);
 }
 
 // The device of DDP's control tensors: the parameters'.
@@ -108,11 +134,22 @@ DistributedDataParallelBase::DistributedDataParallelBase(std::shared_ptr<Module>
   ro.gradient_as_bucket_view = options_.gradient_as_bucket_view();
   ro.static_graph = options_.static_graph();
   ro.shard_gradients = options_.shard_gradients();
+  ro.gather_in_forward = options_.gather_in_forward();
+  const TensorList owned = params;
   reducer_ = std::make_unique<distributed::Reducer>(std::move(params), std::move(names), group_, ro);
+  if (options_.gather_in_forward()) install_gather_hooks(owned);
   if (distributed::ddp_info_logging()) std::fprintf(stderr, "%s", reducer_->layout_string().c_str());
 }
 
-DistributedDataParallelBase::~DistributedDataParallelBase() = default;
+DistributedDataParallelBase::~DistributedDataParallelBase() {
+  // The model outlives its wrapper: the parameters get the gathers in flight (Note [Gathers
+  // in forward]), and the hooks that point at this wrapper go.
+  try {
+    wait_for_parameters();
+  } catch (...) {  // the Reducer's destructor waits for what is left, quietly
+  }
+  remove_gather_hooks();
+}
 
 void DistributedDataParallelBase::check_and_broadcast_state() {
   ProcessGroup& g = *group_;
@@ -170,11 +207,20 @@ void DistributedDataParallelBase::pre_forward() {
     distributed::wait_for(group_->allreduce(flag, ReduceOp::Sum), *group_, kDDP, "the join flag all-reduce");
   }
   reducer_->prepare_for_forward();
-  if (options_.broadcast_buffers()) sync_buffers();
+  if (pending_buffers_) finish_buffer_broadcast(/*consume=*/true);  // the previous forward issued it: Note [Gathers in forward]
+  else if (options_.broadcast_buffers()) sync_buffers();
+  if (options_.gather_in_forward()) gather_before_forward();
   forward_start_ns_ = start;
 }
 
+void DistributedDataParallelBase::finish_buffer_broadcast(bool consume) {
+  if (!pending_buffers_) return;
+  finish_broadcast(*group_, *pending_buffers_, "the broadcast of rank 0's buffers");
+  if (consume) pending_buffers_.reset();
+}
+
 void DistributedDataParallelBase::post_forward(const TensorList& outputs) {
+  if (options_.gather_in_forward()) gather_after_forward();
   const int64_t end = profiler::now_ns();
   reducer_->set_forward_ms((end - forward_start_ns_) * 1e-6);
   if (profiler::enabled()) profiler::record("DDP forward", "forward", forward_start_ns_, end);
@@ -182,6 +228,10 @@ void DistributedDataParallelBase::post_forward(const TensorList& outputs) {
   for (const Tensor& t : outputs) needs = needs || (t.defined() && t.requires_grad());
   if (sync_enabled_ && GradMode::is_enabled() && needs) reducer_->prepare_for_backward(outputs);
   else reducer_->disarm();
+  // The next forward's buffer broadcast, issued now, ahead of the coming backward's
+  // collectives and the gathers the next forward waits for (Note [Gathers in forward]).
+  if (options_.gather_in_forward() && options_.broadcast_buffers() && group_->size() > 1)
+    pending_buffers_ = std::make_unique<BufferBroadcast>(start_broadcast(*group_, module_->buffers()));
 }
 
 void DistributedDataParallelBase::join(const std::function<void()>& body) {
@@ -239,6 +289,7 @@ void DistributedDataParallelBase::apply_optimizer_in_backward(distributed::Optim
 }
 
 void DistributedDataParallelBase::train(bool on) {
+  if (reducer_) wait_for_parameters();  // eval() before an evaluation: Note [Gathers in forward]
   Module::train(on);
   if (module_) module_->train(on);
 }

@@ -45,7 +45,17 @@ struct DistributedDataParallelOptions {
   // and the parameters are all-gathered when backward ends. Needs
   // apply_optimizer_in_backward. See Note [Gradient sharding] in reducer_step.cpp.
   GR_ARG(bool, shard_gradients) = false;
+  // With shard_gradients (gradring's own): backward ends once the parameters' all-gathers
+  // are launched, and the next forward waits for each bucket just before the first module
+  // owning one of its parameters runs (a forward pre-hook), so the gathers overlap the
+  // forward. Whatever reads the model through DDP (module(), parameters(), state_dict(),
+  // eval(), the snapshot and optimizer-state functions) waits first; read the bare model's
+  // tensors directly only after wait_for_parameters(). See Note [Gathers in forward] in
+  // ddp_gather.cpp for what is and is not protected.
+  GR_ARG(bool, gather_in_forward) = false;
 };
+
+struct BufferBroadcast;  // ddp.cpp: a buffer broadcast in flight (gather_in_forward)
 
 // Everything that does not depend on the wrapped module's type: the Reducer, parameter and
 // buffer broadcasts, no_sync, join, hooks. Registers the wrapped module's own parameters,
@@ -98,8 +108,30 @@ class DistributedDataParallelBase : public Module {
   void apply_optimizer_in_backward(distributed::OptimizerFactory optimizer_class);
   // The state of the optimizers stepped in backward (a snapshot's optimizer part; with
   // shard_gradients this rank's shard, refused on another rank or world size).
-  OrderedDict<Tensor> optimizer_state_dict() const { return reducer_->optimizer_state_dict(); }
-  void load_optimizer_state_dict(const OrderedDict<Tensor>& state) { reducer_->load_optimizer_state_dict(state); }
+  // Both wait for the gathers in flight first, so a snapshot's parameters and optimizer
+  // state are of the same step (Note [Gathers in forward]).
+  OrderedDict<Tensor> optimizer_state_dict() {
+    wait_for_parameters();
+    return reducer_->optimizer_state_dict();
+  }
+  void load_optimizer_state_dict(const OrderedDict<Tensor>& state) {
+    wait_for_parameters();
+    reducer_->load_optimizer_state_dict(state);
+  }
+
+  // gather_in_forward: waits for the all-gathers still in flight and copies them into the
+  // parameters (and the pending buffer broadcast into the buffers), so that the bare
+  // model's tensors are current; a no-op otherwise. Local: no collective is issued.
+  void wait_for_parameters();
+  // The wrapped model's parameters, current (they wait for the gathers first).
+  TensorList parameters(bool recurse = true) {
+    wait_for_parameters();
+    return Module::parameters(recurse);
+  }
+  OrderedDict<Tensor> named_parameters(bool recurse = true) {
+    wait_for_parameters();
+    return Module::named_parameters(recurse);
+  }
 
   // Writes this rank's profiler events (core/profiler.h; switch it on with
   // profiler::enable()) as a Chrome trace `<dir>/rank<r>.json` labelled "rank r": forward,
@@ -119,6 +151,20 @@ class DistributedDataParallelBase : public Module {
  private:
   void sync_buffers();
   void check_and_broadcast_state();
+  // ddp_gather.cpp: Note [Gathers in forward].
+  struct GatherOwner {
+    std::shared_ptr<Module> module;
+    std::vector<size_t> buckets;  // holding this module's own parameters
+    bool fired = false;           // its pre-hook ran in the current DDP forward
+    bool reliable = false;        // ... and in every DDP forward so far
+  };
+  void install_gather_hooks(const TensorList& params);
+  void remove_gather_hooks();
+  void gather_before_forward();
+  void gather_after_forward();
+  // Waits for the buffer broadcast the previous forward issued and copies it out; consume:
+  // this forward's broadcast is done (otherwise the next forward still counts it as its own).
+  void finish_buffer_broadcast(bool consume);
 
   std::shared_ptr<Module> module_;
   distributed::ProcessGroupPtr group_;
@@ -127,6 +173,11 @@ class DistributedDataParallelBase : public Module {
   bool sync_enabled_ = true;
   bool join_enabled_ = false;
   int64_t forward_start_ns_ = 0;
+  std::vector<GatherOwner> gather_owners_;
+  std::vector<RemovableHandle> gather_hooks_;
+  bool in_forward_ = false;
+  bool owners_learned_ = false;  // a DDP forward has run: gather_owners_' reliable is known
+  std::unique_ptr<BufferBroadcast> pending_buffers_;
 };
 
 namespace detail {
@@ -167,8 +218,12 @@ class DistributedDataParallel : public DistributedDataParallelBase {
     return forward(std::forward<Args>(args)...);
   }
 
-  // The wrapped model.
-  M& module() { return *typed_; }
+  // The wrapped model (with gather_in_forward, its parameters current: it waits for the
+  // gathers first; a reference kept across a backward sees them stale until the next forward).
+  M& module() {
+    wait_for_parameters();
+    return *typed_;
+  }
   const std::shared_ptr<M>& module_ptr() const { return typed_; }
 
  private:

@@ -41,6 +41,9 @@ Reducer::Reducer(TensorList params, std::vector<std::string> names, ProcessGroup
   GR_CHECK(!options_.shard_gradients || !options_.gradient_as_bucket_view,
            "DistributedDataParallel: shard_gradients cannot be combined with gradient_as_bucket_view (each rank keeps "
            "only its shard of the gradients; the buckets are freed after their reduce-scatter)");
+  GR_CHECK(!options_.gather_in_forward || options_.shard_gradients,
+           "DistributedDataParallel: gather_in_forward needs shard_gradients (it leaves the all-gathers of the "
+           "sharded parameters in flight for the next forward; without sharding there are none)");
   std::vector<size_t> order(params_.size());
   std::iota(order.begin(), order.end(), size_t{0});
   build_buckets(order, /*reverse=*/true);
@@ -115,6 +118,7 @@ void Reducer::fail_unfinished_reduction() {
 }
 
 void Reducer::prepare_for_backward(const TensorList& outputs) {
+  wait_all_gathers();  // DDP's forward has waited them (Note [Gathers in forward]); the buffers are reused
   reset_iteration_state();
   phase_ = Phase::Armed;
   if (!options_.find_unused_parameters) return;

@@ -40,6 +40,7 @@ struct ReducerOptions {
   bool gradient_as_bucket_view = false;
   bool static_graph = false;
   bool shard_gradients = false;  // ZeRO-2: Note [Gradient sharding]
+  bool gather_in_forward = false;  // with shard_gradients: Note [Gathers in forward] (ddp_gather.cpp)
 };
 
 // Timings of one iteration (milliseconds), for GRADRING_DISTRIBUTED_DEBUG=INFO and benchmarks.
@@ -91,6 +92,14 @@ class Reducer {
   // with shard_gradients, the reduced shards.
   int64_t gradient_bytes() const;
 
+  // gather_in_forward (Note [Gathers in forward]): backward ends with the parameters'
+  // all-gathers launched, not waited. wait_gathers waits for those of `buckets` still in
+  // flight (in launch order) and copies them into the parameters, freeing each bucket
+  // buffer; wait_all_gathers does it for every bucket. No-ops when nothing is in flight.
+  bool gathers_pending() const { return pending_gathers_ > 0; }
+  void wait_gathers(const std::vector<size_t>& buckets);
+  void wait_all_gathers();
+
   // Layout: per bucket, the parameter indices (into the constructor's list) and bytes.
   std::vector<std::vector<size_t>> bucket_indices() const;
   std::vector<int64_t> bucket_bytes() const;
@@ -125,6 +134,7 @@ class Reducer {
     std::unique_ptr<optim::Optimizer> optimizer;
     WorkPtr gather;
     int64_t gather_launch_ns = 0;
+    std::shared_ptr<int64_t> gather_done_ns;  // set by the gather's completion callback
   };
   struct Bucket {
     std::vector<size_t> params;  // indices into params_
@@ -158,6 +168,9 @@ class Reducer {
   void step_bucket(size_t k);
   void launch_gathers();
   void gather_parameters();
+  // reducer_gather.cpp: one bucket's all-gather, launched and waited.
+  void launch_gather(size_t k);
+  void wait_gather(size_t k);
   // reducer_finalize.cpp: the end of an iteration (reducer_join.cpp: shadow_iteration).
   void finalize_backward();
   void write_back_gradients();
@@ -176,7 +189,8 @@ class Reducer {
   OptimizerFactory step_factory_;
   std::vector<std::unique_ptr<optim::Optimizer>> param_optimizers_;  // optimizer in backward, per parameter
   size_t next_step_ = 0;                                             // the next bucket to step
-  size_t next_gather_ = 0;  // shard_gradients: the next bucket whose parameters to all-gather
+  size_t next_gather_ = 0;  // shard_gradients: how many buckets' all-gathers were launched
+  size_t pending_gathers_ = 0;  // launched and not yet copied into the parameters
 
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;  // parameter -> bucket

@@ -43,13 +43,10 @@ namespace gr::distributed {
 // later buckets are waited for and stepped), and backward ends once every gather is in the
 // parameters. Not earlier: every rank must issue the collectives in the same order, and a
 // reduce-scatter finishing earlier on one rank must not let an all-gather overtake another
-// rank's next reduce-scatter. Not later (overlapped with the next forward, as FSDP does):
-// that needs a hook where each module's forward starts, to wait for exactly its bucket, and
-// gradring's modules (libtorch's) have none: forward is a non-virtual method of each Impl,
-// called directly (child->forward(x)) by its parent, so nothing runs between the end of
-// backward and the first use of a parameter; a parameter read before its gather (a
-// checkpoint, an evaluation, a parent reading a child's weight) would silently be the old
-// one. The layout is never rebuilt
+// rank's next reduce-scatter. Later, overlapped with the next forward as FSDP does, only
+// with DistributedDataParallelOptions::gather_in_forward: see Note [Gathers in forward] in
+// ddp_gather.cpp for how the forward waits for exactly the buckets it needs, and what that
+// cannot protect. The layout is never rebuilt
 // (the shards' optimizer state depends on it). No communication hooks (they reduce whole
 // buckets), no find_unused_parameters, no gradient_as_bucket_view; no_sync accumulates in
 // .grad as usual (full size during accumulation) and the synchronised backward shards it.
@@ -170,20 +167,20 @@ void Reducer::step_bucket(size_t k) {
 }
 
 // See Note [Gradient sharding]: the all-gathers of the buckets stepped so far, in bucket
-// order, once every reduce-scatter has been issued.
+// order, once every reduce-scatter has been issued; with gather_in_forward all of them at
+// once, in forward order, when the last bucket is stepped (Note [Gathers in forward]).
 void Reducer::launch_gathers() {
   if (!options_.shard_gradients || group_->size() == 1 || next_bucket_ < buckets_.size()) return;
-  for (; next_gather_ < next_step_; ++next_gather_) {
-    Bucket& b = buckets_[next_gather_];
-    allocate_buffer(b);
-    std::vector<Tensor> outputs;
-    for (int r = 0; r < group_->size(); ++r) outputs.push_back(b.buffer.narrow(0, r * b.shard.elems, b.shard.elems));
-    b.shard.gather_launch_ns = profiler::now_ns();
-    b.shard.gather = group_->allgather(outputs, b.shard.param.detach());
+  if (options_.gather_in_forward) {
+    if (next_step_ < buckets_.size()) return;
+    for (; next_gather_ < buckets_.size(); ++next_gather_) launch_gather(buckets_.size() - 1 - next_gather_);
+    return;
   }
+  for (; next_gather_ < next_step_; ++next_gather_) launch_gather(next_gather_);
 }
 
-// Every bucket's updated slice, gathered into every rank's parameters, buckets in order.
+// Every bucket's updated slice, gathered into every rank's parameters, buckets in order;
+// with gather_in_forward only launched here, and waited by the next forward.
 void Reducer::gather_parameters() {
   if (group_->size() == 1) {
     // The one shard is the whole bucket: its values go straight back.
@@ -196,18 +193,7 @@ void Reducer::gather_parameters() {
     return;
   }
   launch_gathers();  // the last ones: finalize_backward has stepped every bucket
-  NoGradGuard no_grad;
-  for (size_t k = 0; k < buckets_.size(); ++k) {
-    Bucket& b = buckets_[k];
-    wait_for(b.shard.gather, *group_, "DistributedDataParallel", "the all-gather of bucket " + std::to_string(k));
-    if (profiler::enabled())
-      profiler::record("allgather bucket " + std::to_string(k), "comm", b.shard.gather_launch_ns, profiler::now_ns(),
-                       "comm");
-    for (size_t s = 0; s < b.params.size(); ++s) native::copy_(params_[b.params[s]], b.views[s]);
-    b.shard.gather.reset();
-    b.buffer = Tensor();
-    b.views.clear();
-  }
+  if (!options_.gather_in_forward) wait_all_gathers();
 }
 
 }  // namespace gr::distributed

@@ -19,6 +19,8 @@ Tensor SequentialImpl::forward(const Tensor& x) {
   for (size_t i = 0; i < forwards_.size(); ++i) {
     Module& m = *children[i].value();
     profiler::ScopedEvent span(profiler::enabled() ? m.name() : std::string(), "module");
+    if (m.has_forward_pre_hooks()) [[unlikely]]
+      m.run_forward_pre_hooks();  // as module(x) would: Sequential calls its children for the user
     y = forwards_[i](m, y);
   }
   return y;

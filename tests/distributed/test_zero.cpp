@@ -189,7 +189,7 @@ TEST_CASE("Optimizer in backward equals DDP + step, bitwise (2 and 4 ranks, gloo
     }
 }
 
-TEST_CASE("ZeRO-2 (shard_gradients) equals DDP + the full optimizer: bitwise on 1 and 2 ranks, 1e-12 on 4 (gloo and shm; no_sync)") {
+TEST_CASE("ZeRO-2 (shard_gradients), with and without gather_in_forward, equals DDP + the full optimizer: bitwise on 1 and 2 ranks, 1e-12 on 4 (gloo and shm; no_sync; reads between steps)") {
   for (const char* backend : {"gloo", "shm"})
     for (int world : {1, 2, 4}) {
       CAPTURE(backend);
@@ -203,11 +203,66 @@ TEST_CASE("ZeRO-2 (shard_gradients) equals DDP + the full optimizer: bitwise on 
           check_in_backward_equals_ddp<Uneven>(rank, world, kind, true, 25, exact);
           check_in_backward_equals_ddp<Uneven>(rank, world, kind, true, 200.0 / (1 << 20), exact);
           check_in_backward_equals_ddp<Deep>(rank, world, kind, true, 25, exact);
+          // gather_in_forward. A bucket per parameter for Direct: fc2 (called as ->forward)
+          // and the model's own scale are gathered before the forward, the others by their hooks.
+          check_in_backward_equals_ddp<Uneven>(rank, world, kind, true, 200.0 / (1 << 20), exact, 1, true);
+          check_in_backward_equals_ddp<Direct>(rank, world, kind, true, 1e-9, exact, 1, true);
         }
-        check_in_backward_equals_ddp<Deep>(rank, world, Kind::AdamW, true, 1000.0 / (1 << 20), 1e-12, /*micro=*/3);
+        for (bool gather : {false, true})
+          check_in_backward_equals_ddp<Deep>(rank, world, Kind::AdamW, true, 1000.0 / (1 << 20), 1e-12, /*micro=*/3, gather);
         destroy_process_group();
-      }, {.timeout = 180s});
+      }, {.timeout = 240s});
     }
+}
+
+TEST_CASE("ZeRO-2 with gather_in_forward: the buffer broadcast moves to the end of forward; a rank-local state_dict between steps keeps the collectives in step") {
+  // BatchNorm's running stats are broadcast from rank 0: with gather_in_forward at the end
+  // of the previous forward. Rank 0 alone reads state_dict between steps (a snapshot saved
+  // by the leader), which finishes that broadcast early on rank 0 only: the ranks must still
+  // issue the same collectives, and end with the reference's buffers.
+  spawn(2, [](int rank) {
+    init_process_group("shm");
+    {
+    auto make = [] {
+      nn::Sequential m(nn::Linear(6, 8), nn::BatchNorm1d(8), nn::ReLU(), nn::Linear(8, 3));
+      m->to(kFloat64);
+      return m;
+    };
+    nn::Sequential ref = make(), model = make();
+    model->load_state_dict(ref->state_dict());
+    auto opts = DistributedDataParallelOptions().bucket_cap_mb(1e-9).first_bucket_cap_mb(1e-9);
+    DistributedDataParallel ddp_ref(ref, default_group(), opts);
+    DistributedDataParallel ddp(model, default_group(), DistributedDataParallelOptions(opts).shard_gradients(true).gather_in_forward(true));
+    std::unique_ptr<optim::Optimizer> full = factory_of(Kind::Adam)({optim::OptimizerParamGroup(ddp_ref.parameters())});
+    ddp.apply_optimizer_in_backward(factory_of(Kind::Adam));
+    Data data = make_data(4, 8);
+    for (int s = 0; s < 4; ++s) {
+      // Different inputs per rank: the running stats differ until rank 0's are broadcast.
+      Tensor x = data.x[s].narrow(0, rank * 4, 4), y = data.y[s].narrow(0, rank * 4, 4);
+      full->zero_grad();
+      mse_loss(ddp_ref(x), y).backward();
+      full->step();
+      mse_loss(ddp(x), y).backward();
+      if (rank == 0) {
+        const OrderedDict<Tensor> got = ddp.state_dict(), want = ddp_ref.state_dict();
+        for (const auto& [key, t] : want)
+          GR_CHECK(max_abs_diff(*got.find(key), t) == 0, "rank 0: state_dict entry ", key, " after step ", s, " differs");
+      }
+    }
+    // An evaluation forward: both broadcast rank 0's buffers first (ddp_ref now, ddp the one
+    // its last forward issued), so every rank ends with the reference's parameters and buffers.
+    {
+      NoGradGuard no_grad;
+      ddp.eval();
+      ddp_ref.eval();
+      GR_CHECK(max_abs_diff(ddp(data.x[0]), ddp_ref(data.x[0])) == 0, "rank ", rank, ": evaluation differs");
+    }
+    const OrderedDict<Tensor> got = model->state_dict(), want = ref->state_dict();
+    for (const auto& [key, t] : want)
+      GR_CHECK(max_abs_diff(*got.find(key), t) == 0, "rank ", rank, ": ", key, " differs at the end");
+    }
+    destroy_process_group();
+  }, {.timeout = 60s});
 }
 
 TEST_CASE("ZeRO-2 and the optimizer in backward refuse what cannot work, with clear errors") {
@@ -231,6 +286,8 @@ TEST_CASE("ZeRO-2 and the optimizer in backward refuse what cannot work, with cl
            "shard_gradients cannot be combined with find_unused_parameters");
     expect([&] { DistributedDataParallel d(model, default_group(), O().shard_gradients(true).gradient_as_bucket_view(true)); },
            "shard_gradients cannot be combined with gradient_as_bucket_view");
+    expect([&] { DistributedDataParallel d(model, default_group(), O().gather_in_forward(true)); },
+           "gather_in_forward needs shard_gradients");
     {
       DistributedDataParallel d(model, default_group(), O().shard_gradients(true));
       expect([&] { d.register_comm_hook(nn::parallel::fp16_compress_hook); }, "a communication hook");
@@ -250,31 +307,52 @@ TEST_CASE("ZeRO-2 and the optimizer in backward refuse what cannot work, with cl
   }, {.timeout = 60s});
 }
 
-TEST_CASE("ZeRO-2's Chrome trace has reduce-scatter, shard-step and all-gather spans per bucket") {
+TEST_CASE("ZeRO-2's Chrome trace has reduce-scatter, shard-step and all-gather spans per bucket; with gather_in_forward the gathers are waited in forward") {
   spawn(2, [](int rank) {
     init_process_group("shm");
-    Uneven model;
-    model->to(kFloat64);
-    DistributedDataParallel ddp(model, default_group(),
-                                DistributedDataParallelOptions().shard_gradients(true).bucket_cap_mb(1e-9).first_bucket_cap_mb(1e-9));
-    ddp.apply_optimizer_in_backward(factory_of(Kind::Adam));
-    profiler::reset();
-    profiler::enable();
-    for (int s = 0; s < 2; ++s) mse_loss(ddp(randn({4, 6}, kFloat64)), randn({4, 3}, kFloat64)).backward();
-    profiler::enable(false);
-    const std::string path = ddp.write_chrome_trace(test::temp_path("gradring_zero_trace", "r" + std::to_string(rank)));
-    std::ifstream in(path);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto count = [&](const std::string& what) {
-      int n = 0;
-      for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-      return n;
-    };
-    // 6 parameters, a bucket each, 2 iterations.
-    GR_CHECK(count("\"reduce_scatter bucket ") == 12 && count("\"shard step bucket ") == 12 &&
-                 count("\"allgather bucket ") == 12,
-             "rank ", rank, ": trace has ", count("\"reduce_scatter bucket "), " reduce-scatter, ",
-             count("\"shard step bucket "), " shard-step and ", count("\"allgather bucket "), " all-gather spans");
+    for (bool gather : {false, true}) {
+      Uneven model;
+      model->to(kFloat64);
+      DistributedDataParallel ddp(model, default_group(),
+                                  DistributedDataParallelOptions().shard_gradients(true).gather_in_forward(gather).bucket_cap_mb(1e-9).first_bucket_cap_mb(1e-9));
+      ddp.apply_optimizer_in_backward(factory_of(Kind::Adam));
+      profiler::reset();
+      profiler::enable();
+      for (int s = 0; s < 2; ++s) mse_loss(ddp(randn({4, 6}, kFloat64)), randn({4, 3}, kFloat64)).backward();
+      ddp.wait_for_parameters();  // the last backward's gathers (gather_in_forward)
+      profiler::enable(false);
+      const std::string path = ddp.write_chrome_trace(test::temp_path("gradring_zero_trace", "r" + std::to_string(rank)));
+      std::ifstream in(path);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      auto count = [&](const std::string& what) {
+        int n = 0;
+        for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+        return n;
+      };
+      // 6 parameters, a bucket each, 2 iterations.
+      GR_CHECK(count("\"reduce_scatter bucket ") == 12 && count("\"shard step bucket ") == 12 &&
+                   count("\"allgather bucket ") == 12,
+               "rank ", rank, ": trace has ", count("\"reduce_scatter bucket "), " reduce-scatter, ",
+               count("\"shard step bucket "), " shard-step and ", count("\"allgather bucket "), " all-gather spans");
+      // The first backward's gathers are waited by the second forward (by the modules'
+      // hooks: ThreeLayer calls every child through its holder), the second's by
+      // wait_for_parameters.
+      GR_CHECK(count("\"DDP gather wait bucket ") == (gather ? 12 : 0), "rank ", rank, ": ",
+               count("\"DDP gather wait bucket "), " gather-wait spans");
+      if (gather) {
+        std::vector<profiler::Event> forwards, waits;
+        for (const profiler::Event& e : profiler::events()) {
+          if (e.name == "DDP forward") forwards.push_back(e);
+          if (e.name.rfind("DDP gather wait bucket ", 0) == 0) waits.push_back(e);
+        }
+        GR_CHECK(forwards.size() == 2, "rank ", rank, ": ", forwards.size(), " DDP forward spans");
+        int in_second = 0;
+        for (const profiler::Event& w : waits)
+          if (w.start_ns >= forwards[1].start_ns && w.start_ns + w.duration_ns <= forwards[1].start_ns + forwards[1].duration_ns)
+            ++in_second;
+        GR_CHECK(in_second == 6, "rank ", rank, ": ", in_second, " of the first backward's 6 gathers were waited inside the second forward");
+      }
+    }
     destroy_process_group();
   }, {.timeout = 60s});
 }

@@ -43,6 +43,17 @@ struct DeepImpl : nn::Module {
 };
 GR_MODULE(Deep);
 
+// A child called as fc2->forward(x) (its forward pre-hook never fires) and a parameter of
+// the model itself (read by its own forward, which DDP calls directly): with
+// gather_in_forward both must be gathered before the forward starts (Note [Gathers in
+// forward]).
+struct DirectImpl : test::ThreeLayerImpl {
+  DirectImpl() : ThreeLayerImpl(20, 7) { scale = register_parameter("scale", full({3}, 1.5)); }
+  Tensor forward(const Tensor& x) { return fc3(relu(fc2->forward(relu(fc1(x))))) * scale; }
+  Tensor scale;
+};
+GR_MODULE(Direct);
+
 enum class Kind { SGD, Adam, AdamW };
 inline const char* kind_name(Kind k) { return k == Kind::SGD ? "SGD(momentum)" : k == Kind::Adam ? "Adam" : "AdamW"; }
 
@@ -124,13 +135,44 @@ inline int64_t param_bytes(nn::Module& m) {
   return bytes;
 }
 
-// DDP + the full optimizer against DDP whose optimizer runs in backward (sharded or not),
-// over `steps` iterations; `micro` > 1: gradient accumulation with no_sync on all but the
-// last micro-batch. Returns nothing; fails naming the parameter.
+// gather_in_forward: between backward and the next forward the gathers are in flight; what
+// reads the model in between must see the reference's values. Step s probes one way in:
+// the bare model called through its holder, an evaluation through DDP after eval(), the
+// bare model's state_dict (what capture_snapshot saves); `s` numbers the probes.
+template <class M, class D>
+void probe_between_steps(int s, int world, M& model, M& ref, D& ddp, D& ddp_ref, const Tensor& x, double tol,
+                         const std::string& what) {
+  GR_CHECK(ddp.reducer().gathers_pending() == (world > 1), what, ": after backward ", s, " the gathers should ",
+           world > 1 ? "be in flight" : "be done (one rank: nothing to gather)");
+  NoGradGuard no_grad;
+  const double out_tol = tol == 0 ? 0.0 : 1e-10;
+  double d = 0;
+  if (s % 3 == 0) {
+    d = max_abs_diff(model(x), ref(x));
+  } else if (s % 3 == 1) {
+    ddp.eval();
+    ddp_ref.eval();
+    d = max_abs_diff(ddp(x), ddp_ref(x));
+    ddp.train();
+    ddp_ref.train();
+  } else {
+    const OrderedDict<Tensor> got = model->state_dict(), want = ref->state_dict();
+    for (const auto& [key, t] : want) d = std::max(d, max_abs_diff(*got.find(key), t));
+  }
+  GR_CHECK(d <= out_tol, what, ": probe ", s % 3, " after step ", s, " read stale parameters (differs by ", d, ")");
+  GR_CHECK(!ddp.reducer().gathers_pending(), what, ": probe ", s % 3, " left gathers in flight");
+}
+
+// DDP + the full optimizer against DDP whose optimizer runs in backward (sharded or not;
+// sharded with the gathers overlapped with the next forward when `gather`), over `steps`
+// iterations; `micro` > 1: gradient accumulation with no_sync on all but the last
+// micro-batch. Returns nothing; fails naming the parameter.
 template <class M>
 void check_in_backward_equals_ddp(int rank, int world, Kind kind, bool shard, double bucket_cap_mb, double tol,
-                                  int micro = 1) {
-  const int steps = 3;
+                                  int micro = 1, bool gather = false) {
+  // gather: after every odd step one probe of probe_between_steps (each kind once); after
+  // the even ones the next forward finds the gathers in flight.
+  const int steps = gather ? 7 : 3;
   Data data = make_data(steps * micro, 4 * world);
   M ref, model;
   ref->to(kFloat64);
@@ -138,7 +180,7 @@ void check_in_backward_equals_ddp(int rank, int world, Kind kind, bool shard, do
   model->load_state_dict(ref->state_dict());
   auto opts = DistributedDataParallelOptions().bucket_cap_mb(bucket_cap_mb).first_bucket_cap_mb(bucket_cap_mb);
   auto sharded = opts;
-  sharded.shard_gradients(shard);
+  sharded.shard_gradients(shard).gather_in_forward(gather);
   DistributedDataParallel ddp_ref(ref, default_group(), opts), ddp(model, default_group(), sharded);
   std::unique_ptr<optim::Optimizer> full = factory_of(kind)({optim::OptimizerParamGroup(ddp_ref.parameters())});
   ddp.apply_optimizer_in_backward(factory_of(kind));
@@ -160,10 +202,13 @@ void check_in_backward_equals_ddp(int rank, int world, Kind kind, bool shard, do
     }
     full->step();
     for (const Tensor& p : model->parameters()) GR_CHECK(!p.grad().defined(), "rank ", rank, ": .grad left after the step in backward");
+    if (gather && s % 2 == 1)
+      probe_between_steps(s / 2, world, model, ref, ddp, ddp_ref, data.x[s].narrow(0, rank * per, per), tol,
+                          "ZeRO-2 gather_in_forward on rank " + std::to_string(rank));
   }
-  const std::string what = std::string(shard ? "ZeRO-2 " : "optimizer in backward ") + kind_name(kind) + " on rank " +
-                           std::to_string(rank) + " of " + std::to_string(world);
-  require_same_params(*model, *ref, tol, what);
+  const std::string what = std::string(shard ? gather ? "ZeRO-2 gather_in_forward " : "ZeRO-2 " : "optimizer in backward ") +
+                           kind_name(kind) + " on rank " + std::to_string(rank) + " of " + std::to_string(world);
+  require_same_params(ddp.module(), *ref, tol, what);  // module() waits for the last gathers
   if (shard && world > 1) {
     // Gradients held between iterations: this rank's shards (1/N, padded), nothing else.
     const std::vector<int64_t> buckets = ddp.reducer().bucket_bytes();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "autograd/anomaly_mode.h"
+#include "autograd/autocast.h"
 #include "autograd/custom_function.h"
 #include "autograd/engine.h"
 #include "autograd/function.h"

@@ -136,10 +136,19 @@ Corpus read_corpus(const std::string& path) {
   return c;
 }
 
+// --dtype bf16: float32 master weights and optimizer, the forward and the loss under CPU
+// autocast (matmuls and attention in bfloat16, the loss in float32; Note [Autocast]), the
+// backward outside it, as torch.autocast's recipe. Other dtypes: a disabled guard.
+autocast::AutocastGuard mixed_precision(const Options& o, const Job& job) {
+  return autocast::AutocastGuard(job.device.type(), kBFloat16, o.dtype == "bf16");
+}
+
 // Mean loss over the first `windows` validation windows, split over the ranks (rank r takes
 // r, r + R, ...), so the figure does not depend on the world size.
-double evaluate(const Job& job, apps::GPT& model, ds::TokenDataset& val, int64_t windows, int64_t batch) {
+double evaluate(const Options& o, const Job& job, apps::GPT& model, ds::TokenDataset& val, int64_t windows,
+                int64_t batch) {
   NoGradGuard no_grad;
+  auto amp = mixed_precision(o, job);
   model->eval();
   double sum = 0, count = 0;
   std::vector<int64_t> mine;
@@ -257,7 +266,11 @@ int run(const Options& o, Job& job) {
       std::iota(rows.begin(), rows.end(), (micro % per_epoch) * B);
       auto batch = batch_of(train, rows, job.device);
       auto micro_step = [&] {
-        Tensor loss = model->loss(forward(batch.data), batch.target) / static_cast<double>(o.grad_accum);
+        Tensor loss;
+        {
+          auto amp = mixed_precision(o, job);
+          loss = model->loss(forward(batch.data), batch.target) / static_cast<double>(o.grad_accum);
+        }
         loss.backward();
         loss_sum += loss.item<double>();
       };
@@ -282,7 +295,7 @@ int run(const Options& o, Job& job) {
     if (eval_now) {  // the profile covers training steps only
       const bool profiling = profiler::enabled();
       profiler::enable(false);
-      val_loss = evaluate(job, model, val, o.eval_windows, B);
+      val_loss = evaluate(o, job, model, val, o.eval_windows, B);
       profiler::enable(profiling);
     }
     if ((o.save_every > 0 && (step + 1) % o.save_every == 0) || last) save_snapshot_now(step + 1);
@@ -360,9 +373,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "CPU threads per process (default: OMP_NUM_THREADS, else the cores shared among this node's ranks)")
       ->check(apps::non_negative());
   app.add_option("--seed", o.seed, "seed for initialisation, batches, dropout and sampling")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "float32, or float64 (for checks against PyTorch)")
+  app.add_option("--dtype", o.dtype, "float32, float64 (for checks against PyTorch), or bf16 (float32 weights, CPU autocast: matmuls and attention in bfloat16)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"float32", "float64"}));
+      ->check(CLI::IsMember({"float32", "float64", "bf16"}));
   app.add_option("--eval-every", o.eval_every, "steps between validation losses (0: only at the end)")->capture_default_str()->check(apps::non_negative());
   app.add_option("--eval-windows", o.eval_windows, "validation windows the loss is averaged over")->capture_default_str()->check(apps::positive());
   app.add_option("--load", o.load, "initial weights (safetensors; also what --generate samples from)");

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "autograd/accumulate_grad.h"
+#include "autograd/autocast.h"
 #include "autograd/anomaly_mode.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
@@ -205,6 +206,8 @@ void run(GraphTask& task, const TensorList& roots, const TensorList& grad_roots)
       if (task.dependencies[n] == 0 && task.reaching(n) && queued.insert(n).second) ready.push(n);
   }
   AutoGradMode grad_mode(task.create_graph);
+  // Backward ops run in the dtypes their forward chose (Note [Autocast]).
+  autocast::detail::ExcludeGuard no_autocast_cpu(kCPU), no_autocast_cuda(kCUDA);
   while (!ready.empty()) {
     Node* node = ready.top();
     ready.pop();

@@ -1,6 +1,7 @@
 // prod (of all elements, or along a dim) with backward. Each element's gradient is the
 // product of the others: out / x when no input is zero, else the product of the exclusive
 // running products from both sides (exact with any number of zeros, as torch).
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
@@ -52,8 +53,12 @@ Tensor prod_impl(const Tensor& x, std::optional<int64_t> dim, bool keepdim, std:
 
 }  // namespace
 
-Tensor prod(const Tensor& x, std::optional<ScalarType> dtype) { return prod_impl(x, std::nullopt, false, dtype); }
+Tensor prod(const Tensor& x, std::optional<ScalarType> dtype) {
+  GR_AUTOCAST(fp32, prod, x, dtype);
+  return prod_impl(x, std::nullopt, false, dtype);
+}
 Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  GR_AUTOCAST(fp32, prod, x, dim, keepdim, dtype);
   return prod_impl(x, dim, keepdim, dtype);
 }
 

@@ -16,6 +16,8 @@ namespace {
 
 constexpr const char* kOp = "scaled_dot_product_attention";
 
+Tensor f32(const Tensor& t) { return to_dtype(t, kFloat32); }
+
 std::vector<int64_t> batch_dims(const Tensor& t) { return {t.sizes().begin(), t.sizes().end() - 2}; }
 
 // The inputs as the kernel reads them (in place on the CPU, else contiguous [B, ., .]), the
@@ -159,6 +161,14 @@ Prepared prepare(const Tensor& query, const Tensor& key, const Tensor& value, co
 AttentionSaved scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                             const Tensor& attn_mask, double dropout_p, bool is_causal,
                                             std::optional<double> scale, Generator* gen) {
+  if (is_reduced_float(query.scalar_type()) && query.scalar_type() == key.scalar_type() &&
+      query.scalar_type() == value.scalar_type()) {  // Note [Reduced float math]: the kernels run in float32
+    const Tensor mask = attn_mask.defined() && attn_mask.scalar_type() != kBool ? f32(attn_mask) : attn_mask;
+    AttentionSaved saved =
+        scaled_dot_product_attention(f32(query), f32(key), f32(value), mask, dropout_p, is_causal, scale, gen);
+    saved.out = to_dtype(saved.out, query.scalar_type());  // lse stays float32
+    return saved;
+  }
   Prepared r = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale);
   AttentionParams& p = r.p;
   AttentionSaved saved;
@@ -181,6 +191,16 @@ AttentionSaved scaled_dot_product_attention(const Tensor& query, const Tensor& k
 std::tuple<Tensor, Tensor, Tensor> scaled_dot_product_attention_backward(
     const Tensor& grad_out, const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
     double dropout_p, bool is_causal, std::optional<double> scale, const AttentionSaved& saved) {
+  if (is_reduced_float(query.scalar_type()) && query.scalar_type() == key.scalar_type() &&
+      query.scalar_type() == value.scalar_type()) {  // Note [Reduced float math]
+    const ScalarType t = query.scalar_type();
+    const Tensor mask = attn_mask.defined() && attn_mask.scalar_type() != kBool ? f32(attn_mask) : attn_mask;
+    AttentionSaved saved32 = saved;
+    saved32.out = f32(saved.out);
+    auto [dq, dk, dv] = scaled_dot_product_attention_backward(f32(grad_out), f32(query), f32(key), f32(value), mask,
+                                                              dropout_p, is_causal, scale, saved32);
+    return {to_dtype(dq, t), to_dtype(dk, t), to_dtype(dv, t)};
+  }
   Prepared r = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale);
   AttentionParams& p = r.p;
   p.seed = saved.seed;

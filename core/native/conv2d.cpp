@@ -209,6 +209,8 @@ void conv2d_backward_cpu(const Conv2dArgs& a, ScalarType t, const void* gy, cons
   });
 }
 
+Tensor as_float32(const Tensor& t) { return t.defined() ? to_dtype(t, kFloat32) : t; }
+
 }  // namespace
 
 GR_REGISTER_KERNEL(conv2d_forward_stub, kCPU, &conv2d_forward_cpu);
@@ -224,6 +226,8 @@ void set_conv2d_cpu_algorithm(Conv2dCpuAlgorithm algorithm) { g_algorithm.store(
 Conv2dCpuAlgorithm conv2d_cpu_algorithm() { return g_algorithm.load(); }
 
 Tensor conv2d(const Conv2dArgs& a, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (is_reduced_float(input.scalar_type()))  // Note [Reduced float math]
+    return to_dtype(conv2d(a, as_float32(input), as_float32(weight), as_float32(bias)), input.scalar_type());
   Tensor out = empty({a.N, a.C_out, a.H_out, a.W_out}, input.options());
   Tensor x = contiguous(input), w = contiguous(weight), b = bias.defined() ? contiguous(bias) : Tensor();
   conv2d_forward_stub(input.device(), a, input.scalar_type(), x.data_ptr(), w.data_ptr(),
@@ -249,6 +253,12 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Conv2dArgs& a, const Te
   GR_CHECK(grad_output.scalar_type() == like.scalar_type() && grad_output.device() == like.device(),
            "conv2d_backward: grad_output is ", grad_output.scalar_type(), " on ", grad_output.device(),
            " but the convolution ran in ", like.scalar_type(), " on ", like.device());
+  if (is_reduced_float(grad_output.scalar_type())) {  // Note [Reduced float math]
+    const ScalarType t = grad_output.scalar_type();
+    auto [gi, gw, gb] = conv2d_backward(a, as_float32(grad_output), as_float32(input), as_float32(weight), need);
+    auto back = [t](const Tensor& g) { return g.defined() ? to_dtype(g, t) : g; };
+    return {back(gi), back(gw), back(gb)};
+  }
   const TensorOptions opts = grad_output.options();
   Tensor gi = need[0] ? empty({a.N, a.C_in, a.H, a.W}, opts) : Tensor();
   Tensor gw = need[1] ? empty({a.C_out, a.C_in / a.groups, a.kH, a.kW}, opts) : Tensor();

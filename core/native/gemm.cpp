@@ -3,6 +3,7 @@
 #include "core/native/gemm.h"
 
 #include <Eigen/Core>
+#include <vector>
 
 #include "core/factory.h"
 #include "core/native/copy.h"
@@ -53,11 +54,38 @@ void gemm_any(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const 
     gemm_eigen<T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+// bfloat16 A and B, float C: widened while packing (or up front for Eigen).
+void gemm_any(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const BFloat16* A, int64_t lda,
+              const BFloat16* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (packed_gemm_available<float>()) {
+    packed_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, in_parallel_region() ? 1 : get_num_threads());
+    return;
+  }
+  auto widen = [](const BFloat16* p, int64_t rows, int64_t cols, int64_t ld) {
+    std::vector<float> v(static_cast<size_t>(rows * cols));
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) v[i * cols + j] = p[i * ld + j];
+    return v;
+  };
+  const int64_t a_cols = ta ? M : K, b_cols = tb ? K : N;
+  std::vector<float> a = widen(A, ta ? K : M, a_cols, lda), b = widen(B, tb ? N : K, b_cols, ldb);
+  gemm_eigen<float>(ta, tb, M, N, K, alpha, a.data(), std::max<int64_t>(a_cols, 1), b.data(),
+                    std::max<int64_t>(b_cols, 1), beta, C, ldc);
+}
+
+// Calls fn.template operator()<T, S>() with S the operands' C++ type and T the result's:
+// S = T for float32 and float64, S = bfloat16 with T = float (the gemm_stub contract).
+template <class F>
+void dispatch_gemm(ScalarType t, const char* op, F&& fn) {
+  if (t == kBFloat16) return fn.template operator()<float, BFloat16>();
+  dispatch_floating(t, op, [&]<class T>() { fn.template operator()<T, T>(); });
+}
+
 void gemm_dispatch_cpu(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
                        int64_t lda, const void* B, int64_t ldb, double beta, void* C, int64_t ldc) {
-  dispatch_floating(t, "gemm", [&]<class T>() {
-    gemm_any<T>(ta, tb, M, N, K, static_cast<T>(alpha), static_cast<const T*>(A), lda, static_cast<const T*>(B), ldb,
-                static_cast<T>(beta), static_cast<T*>(C), ldc);
+  dispatch_gemm(t, "gemm", [&]<class T, class S>() {
+    gemm_any(ta, tb, M, N, K, static_cast<T>(alpha), static_cast<const S*>(A), lda, static_cast<const S*>(B), ldb,
+             static_cast<T>(beta), static_cast<T*>(C), ldc);
   });
 }
 
@@ -67,13 +95,13 @@ void gemm_batched_cpu(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int6
   if (M == 0 || N == 0 || batch == 0) return;
   GR_CHECK(batch == 1 || stride_c >= (M - 1) * ldc + N, "gemm_batched: the outputs of the products overlap (M = ", M,
            ", N = ", N, ", ldc = ", ldc, ", stride_c = ", stride_c, ")");
-  dispatch_floating(t, "gemm_batched", [&]<class T>() {
-    const T* a = static_cast<const T*>(A);
-    const T* b = static_cast<const T*>(B);
+  dispatch_gemm(t, "gemm_batched", [&]<class T, class S>() {
+    const S* a = static_cast<const S*>(A);
+    const S* b = static_cast<const S*>(B);
     T* c = static_cast<T*>(C);
     auto one = [&](int64_t i) {
-      gemm_any<T>(ta, tb, M, N, K, static_cast<T>(alpha), a + i * stride_a, lda, b + i * stride_b, ldb,
-                  static_cast<T>(beta), c + i * stride_c, ldc);
+      gemm_any(ta, tb, M, N, K, static_cast<T>(alpha), a + i * stride_a, lda, b + i * stride_b, ldb,
+               static_cast<T>(beta), c + i * stride_c, ldc);
     };
     // Many small products: one thread per product; few large ones: GEMM threads inside.
     // A thread gets at least ~64K multiply-adds: waking one costs microseconds.
@@ -121,6 +149,12 @@ void check_matmul_args(const Tensor& a, const Tensor& b, const char* op) {
   GR_CHECK(a.is_floating_point(), op, ": expected float32 or float64 tensors, got ", a.scalar_type());
 }
 
+// bfloat16 products on the CPU go to the GEMM as they are: it widens them while packing and
+// writes float32, rounded to bfloat16 once at the end (Note [Reduced float math]). Others
+// in reduced precision (float16, CUDA) are converted to float32 copies first.
+bool widened_by_gemm(const Tensor& a) { return a.scalar_type() == kBFloat16 && a.device().is_cpu(); }
+ScalarType gemm_out_dtype(const Tensor& a) { return widened_by_gemm(a) ? kFloat32 : a.scalar_type(); }
+
 }  // namespace
 
 GR_REGISTER_KERNEL(gemm_stub, kCPU, &gemm_dispatch_cpu);
@@ -149,16 +183,16 @@ void set_gemm_threads(int n) { Eigen::setNbThreads(n); }
 Tensor mm(const Tensor& a, const Tensor& b) {
   check_matmul_args(a, b, "mm");
   GR_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D tensors, got ", a.sizes(), " and ", b.sizes());
-  if (is_reduced_float(a.scalar_type()))  // Note [Reduced float math]
+  if (is_reduced_float(a.scalar_type()) && !widened_by_gemm(a))  // Note [Reduced float math]
     return to_dtype(mm(to_dtype(a, kFloat32), to_dtype(b, kFloat32)), a.scalar_type());
   GR_CHECK(a.size(1) == b.size(0), "mm: shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (", a.size(1),
            " != ", b.size(0), ")");
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  Tensor out = empty({M, N}, a.options());
+  Tensor out = empty({M, N}, a.options().dtype(gemm_out_dtype(a)));
   GemmOperand A = gemm_operand_2d(a), B = gemm_operand_2d(b);
   gemm_stub(a.device(), a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, A.data, A.ld, B.data, B.ld, 0.0,
             out.data_ptr(), std::max<int64_t>(N, 1));
-  return out;
+  return out.scalar_type() == a.scalar_type() ? out : to_dtype(out, a.scalar_type());
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) { return baddbmm({}, a, b, 0.0, 1.0, "bmm"); }
@@ -166,19 +200,20 @@ Tensor bmm(const Tensor& a, const Tensor& b) { return baddbmm({}, a, b, 0.0, 1.0
 Tensor baddbmm(const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha, const char* op) {
   check_matmul_args(a, b, op);
   GR_CHECK(a.dim() == 3 && b.dim() == 3, op, ": expected 3-D tensors, got ", a.sizes(), " and ", b.sizes());
-  if (is_reduced_float(a.scalar_type())) {  // Note [Reduced float math]
+  if (is_reduced_float(a.scalar_type()) && !widened_by_gemm(a)) {  // Note [Reduced float math]
     Tensor self32 = self.defined() ? to_dtype(self, kFloat32) : self;
     return to_dtype(baddbmm(self32, to_dtype(a, kFloat32), to_dtype(b, kFloat32), beta, alpha, op), a.scalar_type());
   }
   GR_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), op, ": shapes ", a.sizes(), " and ", b.sizes(),
            " cannot be multiplied");
   const int64_t batch = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);
-  Tensor out = empty({batch, M, N}, a.options());
-  if (out.numel() == 0) return out;
+  Tensor out = empty({batch, M, N}, a.options().dtype(gemm_out_dtype(a)));
+  auto result = [&] { return out.scalar_type() == a.scalar_type() ? out : to_dtype(out, a.scalar_type()); };
+  if (out.numel() == 0) return result();
   if (beta != 0.0) {
     GR_CHECK(self.defined() && self.scalar_type() == a.scalar_type() && self.device() == a.device(), op,
              ": self must be a ", a.scalar_type(), " tensor on ", a.device());
-    copy_(out, self);  // broadcasts self to [batch, M, N]; the GEMM scales it by beta
+    copy_(out, self);  // broadcasts self to [batch, M, N] (and widens it); the GEMM scales it by beta
   }
   auto operand = [](const Tensor& t) {
     GemmOperand op = gemm_operand(t, t.stride(1), t.stride(2), t.size(1), t.size(2), t.data_ptr());
@@ -191,7 +226,7 @@ Tensor baddbmm(const Tensor& self, const Tensor& a, const Tensor& b, double beta
   // A 3-D operand has one batch stride, so the whole batch is one strided-batched call.
   gemm_batched_stub(a.device(), a.scalar_type(), A.trans, B.trans, M, N, K, alpha, A.data, A.ld, at.stride(0),
                     B.data, B.ld, bt.stride(0), beta, out.data_ptr(), std::max<int64_t>(N, 1), M * N, batch);
-  return out;
+  return result();
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

@@ -9,7 +9,8 @@
 namespace gr::native {
 
 // C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, all row-major with leading dims;
-// op(X) is X or X^T. beta == 0 ignores C's old contents (even NaN).
+// op(X) is X or X^T. beta == 0 ignores C's old contents (even NaN). t is A's and B's dtype
+// and C's, except t = bfloat16 (CPU only): then C is float32, the products' accumulator.
 using GemmFn = void (*)(ScalarType t, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
                         const void* A, int64_t lda, const void* B, int64_t ldb, double beta, void* C, int64_t ldc);
 GR_DECLARE_DISPATCH(GemmFn, gemm_stub);

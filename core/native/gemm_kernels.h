@@ -1,7 +1,8 @@
 // The packed GEMM's building blocks, shared by gemm_packed.cpp and gemm_nt.cpp: vector ops
 // per (type, ISA), the register-tile shapes, the micro-kernels (packed A panel; A rows read in
-// place; dot-product blocks), and the packing of operands into panels. Only meaningful when
-// GR_PACKED_GEMM is set (AVX-512, or AVX2 with FMA).
+// place; dot-product blocks), and the packing of operands into panels (which converts
+// bfloat16 operands to float panels). Only meaningful when GR_PACKED_GEMM is set (AVX-512,
+// or AVX2 with FMA).
 #pragma once
 
 #include <algorithm>
@@ -10,6 +11,9 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <type_traits>
+
+#include "core/half.h"
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
@@ -186,11 +190,26 @@ void edge_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int64_t 
       c[r * ldc + j] = beta == T(0) ? tmp[r * NR + j] : tmp[r * NR + j] + beta * c[r * ldc + j];
 }
 
+// ---- bfloat16 operands: widened to float while packing (a shift: bf16 is float's top half) ----
+inline __m256 load8_float(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8_float(const BFloat16* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+// d[0, n) = s[0, n) as float.
+template <class S>
+void widen(float* __restrict d, const S* __restrict s, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, load8_float(s + i));
+  for (; i < n; ++i) d[i] = static_cast<float>(s[i]);
+}
+
 // ---- in-register transposes for packing lines that run along k ----
-// Each writes d[k * ds + r] = s[r * rs + k] for an 8x8 / 4x4 block.
-inline void transpose8x8(float* d, int64_t ds, const float* s, int64_t rs) {
+// Each writes d[k * ds + r] = s[r * rs + k] for an 8x8 / 4x4 block (8x8 also from bfloat16).
+template <class S>
+void transpose8x8(float* d, int64_t ds, const S* s, int64_t rs) {
   __m256 r[8], t[8], u[8];
-  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(s + i * rs);
+  for (int i = 0; i < 8; ++i) r[i] = load8_float(s + i * rs);
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
@@ -224,8 +243,8 @@ inline void transpose4x4(float* d, int64_t ds, const float* s, int64_t rs) {
   _mm_storeu_ps(d + 2 * ds, r2);
   _mm_storeu_ps(d + 3 * ds, r3);
 }
-template <int G>
-void transpose_tile(float* d, int64_t ds, const float* s, int64_t rs) {
+template <int G, class S>
+void transpose_tile(float* d, int64_t ds, const S* s, int64_t rs) {
   if constexpr (G == 8) transpose8x8(d, ds, s, rs);
   else transpose4x4(d, ds, s, rs);
 }
@@ -238,11 +257,12 @@ template <class T, int R>
 constexpr int kTile = sizeof(T) == 4 && R % 8 == 0 ? 8 : 4;
 
 // Packs R lines (line r at s + r * rs, contiguous along k) into d[k * R + r] for the
-// leading k that whole transpose tiles cover; returns how many k were done.
-template <int R, class T>
-int64_t transpose_lines(T* d, const T* s, int64_t rs, int64_t kc) {
+// leading k that whole transpose tiles cover; returns how many k were done. bfloat16
+// lines have 8x8 tiles only.
+template <int R, class T, class S>
+int64_t transpose_lines(T* d, const S* s, int64_t rs, int64_t kc) {
   constexpr int G = kTile<T, R>;
-  if constexpr (R % G != 0) {
+  if constexpr (R % G != 0 || (G != 8 && !std::is_same_v<S, T>)) {
     return 0;
   } else {
     const int64_t kend = kc / G * G;
@@ -254,33 +274,36 @@ int64_t transpose_lines(T* d, const T* s, int64_t rs, int64_t kc) {
 
 // Packs `width` lines of kc elements into panels of R lines: panel p holds lines
 // [p*R, p*R+R) as dst[p*R*kc + k*R + r], zero-filled past `width`. Element (line r, k) is
-// src[r * rs + k * ks].
-template <class T, int R>
-void pack_block(T* __restrict dst, const T* __restrict src, int64_t rs, int64_t ks, int64_t width, int64_t kc) {
+// src[r * rs + k * ks], of type S: T itself, or bfloat16 for float panels.
+template <class T, int R, class S = T>
+void pack_block(T* __restrict dst, const S* __restrict src, int64_t rs, int64_t ks, int64_t width, int64_t kc) {
   const int64_t full = width / R * R;
   if (rs == 1) {
     // Lines are contiguous: walk src row by row (k), scattering R-wide pieces to the panels,
     // so reads stream instead of striding across pages.
     for (int64_t k = 0; k < kc; ++k) {
-      const T* s = src + k * ks;
-      for (int64_t p = 0; p < full; p += R) std::memcpy(dst + p * kc + k * R, s + p, R * sizeof(T));
+      const S* s = src + k * ks;
+      for (int64_t p = 0; p < full; p += R) {
+        if constexpr (std::is_same_v<S, T>) std::memcpy(dst + p * kc + k * R, s + p, R * sizeof(T));
+        else widen(dst + p * kc + k * R, s + p, R);
+      }
     }
   } else {
     for (int64_t p = 0; p < full; p += R) {
       T* d = dst + p * kc;
-      const T* s = src + p * rs;
+      const S* s = src + p * rs;
       int64_t k = 0;
       if (ks == 1) k = transpose_lines<R>(d, s, rs, kc);
       for (; k < kc; ++k)
-        for (int r = 0; r < R; ++r) d[k * R + r] = s[r * rs + k * ks];
+        for (int r = 0; r < R; ++r) d[k * R + r] = static_cast<T>(s[r * rs + k * ks]);
     }
   }
   if (full < width) {
     const int64_t rem = width - full;
     T* d = dst + full * kc;
-    const T* s = src + full * rs;
+    const S* s = src + full * rs;
     for (int64_t k = 0; k < kc; ++k) {
-      for (int64_t r = 0; r < rem; ++r) d[k * R + r] = s[r * rs + k * ks];
+      for (int64_t r = 0; r < rem; ++r) d[k * R + r] = static_cast<T>(s[r * rs + k * ks]);
       for (int64_t r = rem; r < R; ++r) d[k * R + r] = T(0);
     }
   }

@@ -6,7 +6,8 @@
 #   - killed after a snapshot and started again, it ends bitwise where an uninterrupted run ends;
 #   - --zero 1 (ZeRO-1) on 2 ranks equals one process; with rank 1 SIGKILLed mid-run and the
 #     group restarted by gradring-run, it resumes from the per-rank sharded snapshots bitwise;
-#   - --json carries the figures; --generate samples from the saved weights; bad input fails clearly.
+#   - --json carries the figures; --generate samples from the saved weights; bad input fails clearly;
+#   - --dtype bf16 (CPU autocast) trains: the loss falls over 30 steps.
 # Usage: test_train_gpt.sh <gradring-run> <train_gpt>
 set -euo pipefail
 run=$1
@@ -98,6 +99,21 @@ grep -q "resuming from $tmp/zsnap.rank0 at step 3" "$tmp/out.log" || fail "--zer
 [ -f "$tmp/zsnap.rank1" ] || fail "--zero 1: rank 1 wrote no snapshot of its own"
 cmp "$tmp/zero_straight.st" "$tmp/zero_resumed.st" || fail "--zero 1: the resumed run's weights differ from the uninterrupted run's"
 echo "train_gpt: --zero 1: rank 1 killed after step 3, resumed from the sharded snapshots bitwise"
+
+# --dtype bf16 (float32 weights, CPU autocast): the loss is finite and falls over 30 steps
+# (the curve's first and last train losses), and --json names the dtype.
+bf16=(--data "$tmp/corpus.txt" --dtype bf16 --layers 2 --heads 2 --embd 32 --block 16 --batch-size 8 --warmup 5
+      --eval-every 0 --eval-windows 8 --seed 5 --steps 30 --sample 0)
+gpt "${bf16[@]}" --curve "$tmp/bf16.csv" --json
+"$py" -c '
+import json, math, sys
+j = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+rows = [l.split(",") for l in open(sys.argv[2]).read().split()]
+first, last = float(rows[0][1]), float(rows[-1][1])
+assert j["dtype"] == "bf16" and math.isfinite(j["val_loss"]), j
+assert math.isfinite(last) and last < first - 0.3, (first, last)
+print("train_gpt: --dtype bf16: train loss %.3f -> %.3f, val loss %.3f" % (first, last, j["val_loss"]))' \
+  "$tmp/out.log" "$tmp/bf16.csv" || fail "--dtype bf16: the loss did not fall"
 
 # Sampling from the saved weights, and clear errors.
 gpt "${base[@]}" --generate --load "$tmp/one.st" --sample 40 --prompt "to be"

@@ -1,0 +1,197 @@
+// CPU autocast (gr::autocast, Note [Autocast]): state and guard nesting, which ops cast to
+// bfloat16 or float32 and which keep their inputs' promoted dtype, float32 gradients for
+// float32 leaves, the cast cache, disabled = unchanged bitwise, and F.linear under
+// torch.autocast("cpu") from PyTorch 2.15 (tests/data/bf16_reference.json).
+#include <cmath>
+
+#include "autograd/autocast.h"
+#include "nn/functional.h"
+#include "reference_util.h"
+
+using namespace gr;
+namespace F = gr::nn::functional;
+
+namespace {
+
+Tensor leaf(std::vector<int64_t> shape, ScalarType dtype = kFloat32) {
+  return randn(shape, TensorOptions(dtype)).requires_grad_(true);
+}
+
+// Within one bfloat16 step of `ref` (2^-7 relative, plus `atol`).
+void check_bf16_close(const Tensor& got, const Tensor& ref, double atol) {
+  Tensor g = got.detach().to(kFloat64), r = ref.detach().to(kFloat64);
+  CHECK((g - r).abs().le(r.abs() * std::ldexp(1.0, -7) + atol).all().item<bool>());
+}
+
+}  // namespace
+
+TEST_CASE("autocast state: defaults, set/get, guard nesting restores, CUDA refused") {
+  CHECK_FALSE(autocast::is_autocast_enabled(kCPU));
+  CHECK(autocast::get_autocast_dtype(kCPU) == kBFloat16);
+  CHECK(autocast::get_autocast_dtype(kCUDA) == kFloat16);
+  CHECK(autocast::is_autocast_available(kCPU));
+  CHECK(autocast::is_autocast_cache_enabled());
+  {
+    autocast::AutocastGuard outer(kCPU, kBFloat16);
+    CHECK(autocast::is_autocast_enabled(kCPU));
+    {
+      autocast::AutocastGuard inner(kCPU, kFloat16, /*enabled=*/false, /*cache_enabled=*/false);
+      CHECK_FALSE(autocast::is_autocast_enabled(kCPU));
+      CHECK(autocast::get_autocast_dtype(kCPU) == kFloat16);
+      CHECK_FALSE(autocast::is_autocast_cache_enabled());
+    }
+    CHECK(autocast::is_autocast_enabled(kCPU));
+    CHECK(autocast::get_autocast_dtype(kCPU) == kBFloat16);
+    CHECK(autocast::is_autocast_cache_enabled());
+  }
+  CHECK_FALSE(autocast::is_autocast_enabled(kCPU));
+  autocast::set_autocast_enabled(kCPU, true);
+  CHECK(autocast::is_autocast_enabled(kCPU));
+  autocast::set_autocast_enabled(kCPU, false);
+  CHECK_THROWS_WITH_AS(autocast::set_autocast_enabled(kCUDA, true),
+                       doctest::Contains("autocast is not implemented for CUDA"), Error);
+  CHECK_THROWS_AS(autocast::AutocastGuard(kCUDA, kFloat16), Error);
+  CHECK_FALSE(autocast::is_autocast_enabled(kCUDA));
+  CHECK(autocast::get_autocast_dtype(kCUDA) == kFloat16);
+  CHECK_THROWS_WITH_AS(autocast::set_autocast_dtype(kCPU, kFloat32), doctest::Contains("bfloat16 or float16"), Error);
+  autocast::set_autocast_enabled(kCUDA, false);  // switching off is always allowed
+}
+
+TEST_CASE("autocast lower-precision ops compute in bfloat16; their float32 leaves get float32 gradients") {
+  Tensor x = leaf({4, 8}), w = leaf({6, 8}), b = leaf({6});
+  Tensor y;
+  {
+    autocast::AutocastGuard guard(kCPU, kBFloat16);
+    y = linear(x, w, b);
+    CHECK(y.scalar_type() == kBFloat16);
+    CHECK(matmul(x, w.t()).scalar_type() == kBFloat16);
+    CHECK(mm(x, w.t()).scalar_type() == kBFloat16);
+    CHECK(bmm(x.unsqueeze(0), w.t().unsqueeze(0)).scalar_type() == kBFloat16);
+    CHECK(addmm(b, x, w.t()).scalar_type() == kBFloat16);
+    CHECK(baddbmm(b, x.unsqueeze(0), w.t().unsqueeze(0)).scalar_type() == kBFloat16);
+    CHECK(addbmm(b, x.unsqueeze(0), w.t().unsqueeze(0)).scalar_type() == kBFloat16);
+    Tensor img = randn({1, 2, 5, 5}), k = randn({3, 2, 3, 3});
+    CHECK(conv2d(img, k).scalar_type() == kBFloat16);
+    CHECK(conv1d(randn({1, 2, 7}), randn({3, 2, 3})).scalar_type() == kBFloat16);
+    CHECK(conv_transpose2d(img, randn({2, 3, 3, 3})).scalar_type() == kBFloat16);
+    Tensor q = randn({2, 5, 8});
+    CHECK(scaled_dot_product_attention(q, q, q, {}, 0.0, true).scalar_type() == kBFloat16);
+    CHECK(prelu(randn({2, 3}), full({1}, 0.25)).scalar_type() == kBFloat16);
+    // float64 and integer tensors are never cast.
+    CHECK(matmul(randn({2, 3}, TensorOptions(kFloat64)), randn({3, 2}, TensorOptions(kFloat64))).scalar_type() ==
+          kFloat64);
+  }
+  y.to(kFloat32).sum().backward();
+  CHECK(x.grad().scalar_type() == kFloat32);
+  CHECK(w.grad().scalar_type() == kFloat32);
+  CHECK(b.grad().scalar_type() == kFloat32);
+  // The gradient of sum(x w^T + b) with respect to x is the column sums of w (rounded to bf16).
+  check_bf16_close(x.grad(), w.detach().sum({0}).expand({4, 8}), 1e-2);
+}
+
+TEST_CASE("autocast fp32 ops (losses) compute in float32; other ops keep their inputs' promoted dtype") {
+  autocast::AutocastGuard guard(kCPU, kBFloat16);
+  Tensor logits = randn({5, 7}).to(kBFloat16), labels = tensor(std::vector<int64_t>{0, 3, 6, 1, 2}, kInt64);
+  CHECK(cross_entropy(logits, labels).scalar_type() == kFloat32);
+  CHECK(nll_loss(log_softmax(logits, 1), labels).scalar_type() == kFloat32);
+  CHECK(F::cross_entropy(logits, labels).scalar_type() == kFloat32);
+  Tensor a = randn({3, 4}).to(kBFloat16), t = randn({3, 4});
+  CHECK(mse_loss(a, t).scalar_type() == kFloat32);
+  CHECK(F::l1_loss(a, t).scalar_type() == kFloat32);
+  CHECK(F::smooth_l1_loss(a, t).scalar_type() == kFloat32);
+  CHECK(prod(a).scalar_type() == kFloat32);
+  // Not listed: the inputs' dtype, or their promotion (bf16 + float32 = float32).
+  CHECK(relu(a).scalar_type() == kBFloat16);
+  CHECK(softmax(a, 1).scalar_type() == kBFloat16);  // PyTorch's CPU autocast leaves softmax alone
+  CHECK(layer_norm(a, {4}).scalar_type() == kBFloat16);
+  CHECK((a + t).scalar_type() == kFloat32);
+  CHECK((a * a).scalar_type() == kBFloat16);
+}
+
+TEST_CASE("autocast off (disabled guard, or outside any guard) leaves results unchanged bitwise") {
+  Tensor x = randn({9, 33}), w = randn({17, 33}), b = randn({17});
+  Tensor plain = linear(x, w, b);
+  {
+    autocast::AutocastGuard off(kCPU, kBFloat16, /*enabled=*/false);
+    CHECK(linear(x, w, b).equal(plain));
+  }
+  {
+    autocast::AutocastGuard on(kCPU, kBFloat16);
+    CHECK_FALSE(linear(x, w, b).to(kFloat32).equal(plain));
+  }
+  CHECK(linear(x, w, b).equal(plain));
+}
+
+TEST_CASE("autocast caches the casts of parameters until the outermost guard ends") {
+  Tensor w = leaf({3, 4}), plain = randn({3, 4});
+  Tensor first;
+  {
+    autocast::AutocastGuard outer(kCPU, kBFloat16);
+    first = autocast::cached_cast(kBFloat16, w, kCPU);
+    CHECK(first.scalar_type() == kBFloat16);
+    {
+      autocast::AutocastGuard inner(kCPU, kBFloat16);
+      CHECK(autocast::cached_cast(kBFloat16, w, kCPU).is_same(first));  // cleared only by the outermost
+    }
+    CHECK(autocast::cached_cast(kBFloat16, w, kCPU).is_same(first));
+    // Not cached: tensors without grad, casts to float32, casts made without grad mode.
+    CHECK_FALSE(autocast::cached_cast(kBFloat16, plain, kCPU).is_same(autocast::cached_cast(kBFloat16, plain, kCPU)));
+    Tensor w2 = leaf({2});
+    {
+      NoGradGuard no_grad;
+      CHECK_FALSE(autocast::cached_cast(kBFloat16, w2, kCPU).is_same(autocast::cached_cast(kBFloat16, w2, kCPU)));
+    }
+    CHECK(autocast::cached_cast(kBFloat16, w2, kCPU).grad_fn() != nullptr);
+    CHECK(autocast::cached_cast(kFloat32, first, kCPU).scalar_type() == kFloat32);
+    CHECK(autocast::cached_cast(kBFloat16, randn({2}, TensorOptions(kFloat64)), kCPU).scalar_type() == kFloat64);
+  }
+  autocast::AutocastGuard again(kCPU, kBFloat16);
+  CHECK_FALSE(autocast::cached_cast(kBFloat16, w, kCPU).is_same(first));
+}
+
+TEST_CASE("autocast backward inside the guard runs in the forward's dtypes") {
+  Tensor x = leaf({4, 8}), w = leaf({5, 8});
+  autocast::AutocastGuard guard(kCPU, kBFloat16);
+  Tensor loss = cross_entropy(linear(x, w), tensor(std::vector<int64_t>{0, 1, 2, 4}, kInt64));
+  CHECK(loss.scalar_type() == kFloat32);
+  loss.backward();
+  CHECK(x.grad().scalar_type() == kFloat32);
+  CHECK(w.grad().scalar_type() == kFloat32);
+  CHECK(std::isfinite(w.grad().abs().sum().item<double>()));
+}
+
+TEST_CASE("autocast attention: bfloat16 within bfloat16 tolerance of float32, float32 gradients") {
+  Tensor q = leaf({2, 3, 6, 8}), k = leaf({2, 3, 6, 8}), v = leaf({2, 3, 6, 8});
+  Tensor ref = scaled_dot_product_attention(q, k, v, {}, 0.0, true);
+  autocast::AutocastGuard guard(kCPU, kBFloat16);
+  Tensor out = scaled_dot_product_attention(q, k, v, {}, 0.0, true);
+  CHECK(out.scalar_type() == kBFloat16);
+  check_bf16_close(out, ref, 3e-2);
+  out.to(kFloat32).sum().backward();
+  CHECK(q.grad().scalar_type() == kFloat32);
+  CHECK(v.grad().scalar_type() == kFloat32);
+}
+
+TEST_CASE("F.linear under autocast agrees with PyTorch 2.15's torch.autocast(\"cpu\")") {
+  const nlohmann::json ref = test::load_reference("bf16_reference.json");
+  int n = 0;
+  for (const auto& c : ref.at("cases")) {
+    if (c.at("name") != "linear_autocast") continue;
+    Tensor x = test::tensor_from_json(c.at("x"), kFloat32).requires_grad_(true);
+    Tensor w = test::tensor_from_json(c.at("weight"), kFloat32).requires_grad_(true);
+    Tensor b = test::tensor_from_json(c.at("bias"), kFloat32).requires_grad_(true);
+    Tensor y;
+    {
+      autocast::AutocastGuard guard(kCPU, kBFloat16);
+      y = F::linear(x, w, b);
+    }
+    REQUIRE(y.scalar_type() == kBFloat16);
+    check_bf16_close(y, test::tensor_from_json(c.at("out")), 1e-2);
+    y.to(kFloat32).sum().backward();
+    check_bf16_close(x.grad(), test::tensor_from_json(c.at("grad_x")), 1e-2);
+    check_bf16_close(w.grad(), test::tensor_from_json(c.at("grad_weight")), 1e-2);
+    check_bf16_close(b.grad(), test::tensor_from_json(c.at("grad_bias")), 1e-2);
+    ++n;
+  }
+  CHECK(n == 2);
+}

@@ -1,0 +1,135 @@
+// bfloat16 GEMM (gemm_stub with bfloat16 operands and a float32 C, widened while packing):
+// against a float64 product of the same bfloat16 values for every transpose, edge sizes,
+// alpha/beta and leading dims; mm/bmm/baddbmm/matmul rounding once to bfloat16; and
+// PyTorch 2.15's CPU bfloat16 mm (tests/data/bf16_reference.json).
+#include <array>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/native/copy.h"
+#include "core/parallel.h"
+#include "core/native/gemm.h"
+#include "reference_util.h"
+
+using namespace gr;
+
+namespace {
+
+// Bound on a float32 accumulation of K products against the exact sum: K float roundings of
+// partial sums no larger than sum |a b|.
+double accumulation_bound(double sum_abs, int64_t K) { return 1.2e-7 * static_cast<double>(K + 1) * sum_abs + 1e-30; }
+
+void check_gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, float beta, int64_t pad) {
+  const int64_t a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
+  const int64_t lda = a_cols + pad, ldb = b_cols + pad, ldc = N + pad;
+  std::mt19937 rng(static_cast<unsigned>(M * 31 + N * 7 + K + (ta ? 1000 : 0) + (tb ? 2000 : 0)));
+  std::normal_distribution<float> u(0, 1);
+  std::vector<BFloat16> A(std::max<int64_t>(a_rows * lda, 1)), B(std::max<int64_t>(b_rows * ldb, 1));
+  std::vector<float> C(std::max<int64_t>(M * ldc, 1));
+  for (auto& x : A) x = BFloat16(u(rng));
+  for (auto& x : B) x = BFloat16(u(rng));
+  for (auto& x : C) x = u(rng);
+  const std::vector<float> C0 = C;
+  native::gemm_stub(kCPU, kBFloat16, ta, tb, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+  double worst = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      if (j >= N) {  // padding is never written
+        CHECK(C[i * ldc + j] == C0[i * ldc + j]);
+        continue;
+      }
+      double ref = 0, sum_abs = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const double p = double(float(ta ? A[k * lda + i] : A[i * lda + k])) * float(tb ? B[j * ldb + k] : B[k * ldb + j]);
+        ref += p, sum_abs += std::abs(p);
+      }
+      ref = alpha * ref + (beta == 0.f ? 0.0 : beta * double(C0[i * ldc + j]));
+      const double err = std::abs(C[i * ldc + j] - ref);
+      const double bound = accumulation_bound(std::abs(alpha) * sum_abs + std::abs(beta * C0[i * ldc + j]), K);
+      worst = std::max(worst, err / bound);
+    }
+  CAPTURE(ta);
+  CAPTURE(tb);
+  CAPTURE(M);
+  CAPTURE(N);
+  CAPTURE(K);
+  CHECK(worst <= 1.0);
+}
+
+// |got - ref| within one bfloat16 rounding of the result (2^-8 relative) plus the float32
+// accumulation's bound.
+void check_rounded(const Tensor& got, const Tensor& ref64, const Tensor& sum_abs, int64_t K) {
+  REQUIRE(got.scalar_type() == kBFloat16);
+  Tensor g = native::to_dtype(got, kFloat64).contiguous(), r = ref64.contiguous(), s = sum_abs.contiguous();
+  REQUIRE(g.sizes() == r.sizes());
+  const double* gp = g.data_ptr<double>();
+  const double* rp = r.data_ptr<double>();
+  const double* sp = s.data_ptr<double>();
+  double worst = 0;
+  for (int64_t i = 0; i < g.numel(); ++i)
+    worst = std::max(worst, std::abs(gp[i] - rp[i]) / (std::ldexp(std::abs(rp[i]), -8) + accumulation_bound(sp[i], K)));
+  CHECK(worst <= 1.0);
+}
+
+Tensor bf16_randn(std::vector<int64_t> shape) { return native::to_dtype(randn(shape), kBFloat16); }
+Tensor f64(const Tensor& t) { return native::to_dtype(t, kFloat64); }
+
+}  // namespace
+
+TEST_CASE("bfloat16 gemm_stub (float32 C) matches a float64 product for every transpose and edge size") {
+  for (auto [M, N, K] : {std::array<int64_t, 3>{1, 1, 1}, {5, 3, 0}, {6, 16, 8}, {7, 17, 9}, {13, 33, 31},
+                         {25, 47, 400}, {64, 96, 50}, {100, 130, 257}, {3, 700, 19}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) check_gemm_bf16(ta, tb, M, N, K, 1.f, 0.f, 0);
+}
+
+TEST_CASE("bfloat16 gemm_stub: alpha, beta and leading dims wider than the matrix; batched on 1 and 2 threads") {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      check_gemm_bf16(ta, tb, 13, 33, 9, 0.5f, 1.f, 3);
+      check_gemm_bf16(ta, tb, 30, 50, 300, -2.f, 0.25f, 1);
+    }
+  const int saved = get_num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    Tensor a = bf16_randn({6, 20, 70}), b = bf16_randn({6, 70, 30});
+    Tensor c = native::bmm(a, b);
+    CHECK(c.scalar_type() == kBFloat16);
+    check_rounded(c, native::bmm(f64(a), f64(b)), native::bmm(f64(a).abs(), f64(b).abs()), 70);
+  }
+  set_num_threads(saved);
+}
+
+TEST_CASE("bfloat16 mm, matmul and baddbmm round the float32 accumulation once") {
+  Tensor a = bf16_randn({37, 300}), b = bf16_randn({300, 45});
+  check_rounded(native::mm(a, b), native::mm(f64(a), f64(b)), native::mm(f64(a).abs(), f64(b).abs()), 300);
+  // Transposed views are read in place.
+  Tensor bt = bf16_randn({45, 300}).t();
+  check_rounded(native::mm(a, bt), native::mm(f64(a), f64(bt)), native::mm(f64(a).abs(), f64(bt).abs()), 300);
+  Tensor x = bf16_randn({2, 3, 11, 64}), w = bf16_randn({64, 24});
+  check_rounded(native::matmul(x, w), native::matmul(f64(x), f64(w)), native::matmul(f64(x).abs(), f64(w).abs()), 64);
+  Tensor self = bf16_randn({1, 9, 8}), b1 = bf16_randn({4, 9, 40}), b2 = bf16_randn({4, 40, 8});
+  Tensor ref = native::baddbmm(f64(self), f64(b1), f64(b2), 0.5, 2.0);
+  Tensor sum_abs = native::baddbmm(f64(self).abs(), f64(b1).abs(), f64(b2).abs(), 0.5, 2.0);
+  check_rounded(native::baddbmm(self, b1, b2, 0.5, 2.0), ref, sum_abs, 40);
+}
+
+TEST_CASE("bfloat16 mm agrees with PyTorch 2.15's CPU bfloat16 mm") {
+  const nlohmann::json ref = test::load_reference("bf16_reference.json");
+  int n = 0;
+  for (const auto& c : ref.at("cases")) {
+    if (c.at("name") != "mm") continue;
+    Tensor a = test::tensor_from_json(c.at("a"), kBFloat16), b = test::tensor_from_json(c.at("b"), kBFloat16);
+    if (c.at("trans_b").get<bool>()) b = b.t();
+    Tensor got = native::mm(a, b), torch_out = test::tensor_from_json(c.at("out"));
+    const int64_t K = a.size(1);
+    // Both round a float32 sum once; summation orders differ, so a result may land on the
+    // neighbouring bfloat16 value: allow one bfloat16 step (2^-7 relative).
+    Tensor diff = (f64(got) - torch_out).abs();
+    Tensor bound = torch_out.abs() * std::ldexp(1.0, -7) + native::mm(f64(a).abs(), f64(b).abs()) * (1.2e-7 * (K + 1));
+    CHECK(diff.le(bound).all().item<bool>());
+    ++n;
+  }
+  CHECK(n == 4);
+}

@@ -51,6 +51,7 @@ struct Options {
   std::string conv_algorithm = "auto";
   std::string trace_dir;
   std::string backend = "gloo";
+  std::string optimizer = "sgd";
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // the overlap and sharding modes' buckets
   bool json = false;
 };
@@ -185,10 +186,12 @@ struct ModeRun {
         sync(mode != "none"),
         model(std::move(model_)),
         ddp(model, pg, mode_options(mode, opts)) {
-    const auto sgd = distributed::optimizer_class<optim::SGD>(optim::SGDOptions(0.01).momentum(0.9));
-    if (steps_in_backward(mode)) ddp.apply_optimizer_in_backward(sgd);
-    else if (mode == "zero1") opt = std::make_unique<distributed::ZeroRedundancyOptimizer>(model->parameters(), sgd, pg);
-    else opt = sgd({optim::OptimizerParamGroup(model->parameters())});
+    const auto make = opts.optimizer == "adamw"
+                          ? distributed::optimizer_class<optim::AdamW>(optim::AdamWOptions(1e-3))
+                          : distributed::optimizer_class<optim::SGD>(optim::SGDOptions(0.01).momentum(0.9));
+    if (steps_in_backward(mode)) ddp.apply_optimizer_in_backward(make);
+    else if (mode == "zero1") opt = std::make_unique<distributed::ZeroRedundancyOptimizer>(model->parameters(), make, pg);
+    else opt = make({optim::OptimizerParamGroup(model->parameters())});
   }
 
   // Optimizer state bytes on this rank.
@@ -288,14 +291,15 @@ std::pair<double, double> measure_memory(const std::string& mode, const std::fun
 // Bytes per parameter held on rank 0 after a step: by tensor sizes (the parameters, the
 // gradients DDP keeps (.grad and the bucket buffers, or the shards), the optimizer state),
 // the allocator's count and peak (measure_memory), and the ZeRO paper's formula for float32
-// and SGD with momentum (K = 4 bytes of state per parameter): DDP 4 + 4 + K, ZeRO-1
+// and K bytes of optimizer state per parameter (4 for SGD with momentum, 8 for AdamW): DDP 4 + 4 + K, ZeRO-1
 // 4 + 4 + K/N, ZeRO-2 4 + (4 + K)/N. DDP here keeps the gradients twice (.grad and the
 // bucket; gradient_as_bucket_view saves one).
-void print_memory(const std::vector<ModeResult>& results, int world) {
-  std::printf("# memory on rank 0, bytes per parameter (float32, SGD momentum: K = 4), %d rank(s)\n", world);
+void print_memory(const std::vector<ModeResult>& results, int world, const std::string& optimizer) {
+  const double n = world, k = optimizer == "adamw" ? 8 : 4;
+  std::printf("# memory on rank 0, bytes per parameter (float32, %s: K = %g), %d rank(s)\n",
+              optimizer == "adamw" ? "AdamW" : "SGD momentum", k, world);
   std::printf("# %-22s %7s %7s %7s %7s %10s %8s %8s\n", "mode", "params", "grads", "state", "total", "allocator",
               "peak", "paper");
-  const double n = world, k = 4;
   for (const ModeResult& r : results) {
     if (r.mode == "none") continue;
     const double paper = r.mode == "zero1" ? 4 + 4 + k / n : r.mode.rfind("zero2", 0) == 0 ? 4 + (4 + k) / n : 4 + 4 + k;
@@ -440,7 +444,7 @@ nlohmann::json bench_model(const std::string& name, const std::function<std::sha
                                               {"optimizer_state", r.state_bytes}, {"allocator", r.allocated_bytes},
                                               {"allocator_peak", r.peak_bytes}}}});
   }
-  if (print) print_memory(results, pg->size());
+  if (print) print_memory(results, pg->size(), o.optimizer);
   nlohmann::json j = {{"model", name}, {"parameters", numel}, {"parameter_tensors", tensors},
                       {"batch_size", x.size(0)}, {"input", batch.input}, {"modes", modes}};
   if (overlap && after) {
@@ -506,9 +510,10 @@ int run(const Options& o) {
   Progress progress(pg->rank() == 0);
   if (pg->rank() == 0 && !o.json) {
     std::printf("# gradring bench_ddp: %d ranks (%s), %d thread(s) per rank, %d timed steps (+%d warm-up) per mode, "
-                "modes taking turns, SGD (momentum 0.9), synthetic data, conv2d %s, "
+                "modes taking turns, %s, synthetic data, conv2d %s, "
                 "buckets: first %g MiB, then %g MiB\n",
-                pg->size(), pg->backend_name().c_str(), get_num_threads(), o.steps, o.warmup, o.conv_algorithm.c_str(),
+                pg->size(), pg->backend_name().c_str(), get_num_threads(), o.steps, o.warmup,
+                o.optimizer == "adamw" ? "AdamW (lr 1e-3)" : "SGD (momentum 0.9)", o.conv_algorithm.c_str(),
                 o.first_bucket_cap_mb, o.bucket_cap_mb);
     std::printf("# step = zero_grad + forward + backward + optimizer step; step(ms)/min(ms): median/min over steps of "
                 "the slowest rank; other times per step, mean of ranks; cpu = CPU time of the rank's process (all "
@@ -577,6 +582,9 @@ int main(int argc, char** argv) {
   app.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb, "the first bucket's cap, MiB")
       ->capture_default_str()
       ->check(apps::positive());
+  app.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9, lr 0.01) or adamw (lr 1e-3, weight decay 0.01)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sgd", "adamw"}));
   app.add_option("--seed", o.seed, "seed for the model and the synthetic data")->capture_default_str();
   app.add_option("--trace", o.trace_dir, "write the overlap mode's Chrome trace of every rank into this folder");
   app.add_flag("--json", o.json, "print the results as one JSON object on the last line (rank 0)");

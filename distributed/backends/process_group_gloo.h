@@ -50,6 +50,9 @@ class ProcessGroupGloo : public QueuedProcessGroup {
   static uint32_t tag_of(const CallInfo& call) { return static_cast<uint32_t>(call.sequence); }
   // Gloo's all-reduce of `t` in place, on the calling (worker) thread.
   void run_allreduce(const Tensor& t, ReduceOp op, uint32_t tag);
+  // Rings on Gloo's unbound buffers, in place (Note [Rings over Gloo's pairs]).
+  void run_reduce_scatter(const Tensor& out, const std::vector<Tensor>& ins, ReduceOp op, uint32_t tag);
+  void run_allgather(const std::vector<Tensor>& outs, const Tensor& in, uint32_t tag);
   std::string explain_failure(const std::string& backend_message) const override;
   void record_peer_addresses(Store& store);
   std::vector<std::pair<std::string, int>> peer_addresses_;  // Gloo's text for each peer's address, rank

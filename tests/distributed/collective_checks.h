@@ -63,6 +63,22 @@ inline void check_collectives(distributed::ProcessGroup& pg) {
     Tensor out = empty({4}, kFloat32);
     pg.reduce_scatter(out, ins, ReduceOp::Sum)->wait();
     expect_equal(out, full({4}, sum * (r + 1), kFloat64), "reduce_scatter", r);
+    for (int k = 0; k < n; ++k) expect_equal(ins[k], full({4}, rr * (k + 1), kFloat64), "reduce_scatter's inputs, unchanged", r);
+    pg.reduce_scatter(out, ins, ReduceOp::Max)->wait();
+    expect_equal(out, full({4}, n * (r + 1.0), kFloat64), "reduce_scatter max", r);
+  }
+  {
+    // Large and per-element: rank rr's slot k holds k * 1e6 + i + rr (several Gloo messages).
+    const int64_t len = 1000003;
+    std::vector<Tensor> ins;
+    for (int k = 0; k < n; ++k) ins.push_back(arange(len, kFloat64) + (k * 1e6 + rr));
+    Tensor out = empty({len}, kFloat64);
+    pg.reduce_scatter(out, ins, ReduceOp::Sum)->wait();
+    expect_equal(out, arange(len, kFloat64) * n + (n * r * 1e6 + sum), "large reduce_scatter", r);
+    std::vector<Tensor> outs;
+    for (int k = 0; k < n; ++k) outs.push_back(empty({len}, kFloat64));
+    pg.allgather(outs, arange(len, kFloat64) + rr * 1e6)->wait();
+    for (int k = 0; k < n; ++k) expect_equal(outs[k], arange(len, kFloat64) + (k + 1) * 1e6, "large allgather", r);
   }
   for (int root = 0; root < n; ++root) {
     Tensor x = full({3}, rr, kFloat32);

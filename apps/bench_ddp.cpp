@@ -96,6 +96,7 @@ struct ModeResult {
   size_t buckets = 0;
   double step_ms = 0, step_min_ms = 0;  // median / minimum over steps of the slowest rank
   double backward_ms = 0;               // per step, averaged over ranks
+  double optimizer_ms = 0;              // optimizer.step() after backward, per step, averaged over ranks
   double cpu_ms = 0;                    // process CPU time per step, averaged over ranks
   double comm_ms = 0;    // time with at least one bucket all-reduce in flight, per step
   double hidden_ms = 0;  // ... of which while backward computed gradients (see analyse_trace)
@@ -243,16 +244,17 @@ ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& eve
   run.ddp.wait_for_parameters();  // zero2-fwd: the last step's gathers, before the parameters are read
   analyse_trace(events, run.steps, r);
   r.buckets = run.sync ? run.ddp.reducer().bucket_bytes().size() : 0;
-  double backward = 0, cpu = 0;
+  double backward = 0, cpu = 0, optimizer = 0;
   std::vector<double> step_ms;
   for (const StepTimes& t : run.steps) {
     step_ms.push_back(ms(t.end - t.start));
     backward += ms(t.backward_end - t.backward_start) / static_cast<double>(run.steps.size());
+    optimizer += ms(t.end - t.backward_end) / static_cast<double>(run.steps.size());
     cpu += ms(t.cpu_ns) / static_cast<double>(run.steps.size());
   }
   Tensor st = tensor(step_ms, kFloat64);
   pg.allreduce(st, ReduceOp::Max)->wait();
-  Tensor avg = tensor({backward, r.comm_ms, r.hidden_ms, r.hidden_until_wait_ms, r.wait_ms, cpu}, kFloat64);
+  Tensor avg = tensor({backward, r.comm_ms, r.hidden_ms, r.hidden_until_wait_ms, r.wait_ms, cpu, optimizer}, kFloat64);
   pg.allreduce(avg, ReduceOp::Sum)->wait();
   avg = avg / static_cast<double>(pg.size());
   std::vector<double> sorted(st.data_ptr<double>(), st.data_ptr<double>() + st.numel());
@@ -268,6 +270,7 @@ ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& eve
   r.hidden_until_wait_ms = a[3];
   r.wait_ms = a[4];
   r.cpu_ms = a[5];
+  r.optimizer_ms = a[6];
   if (run.sync) r.ranks_agree = apps::parameters_agree(run.model->parameters(), pg);
   return r;
 }
@@ -414,8 +417,8 @@ nlohmann::json bench_model(const std::string& name, const std::function<std::sha
     std::printf("\n# model %s: %.2f M parameters in %lld tensors (%.1f MB of float32 gradients), batch %lld per rank, input %s\n",
                 name.c_str(), static_cast<double>(numel) / 1e6, static_cast<long long>(tensors),
                 static_cast<double>(numel) * 4 / 1e6, static_cast<long long>(x.size(0)), batch.input.c_str());
-    std::printf("# %-21s %7s %9s %9s %8s %9s %9s %9s %9s %7s %7s %9s %10s\n", "mode", "buckets", "step(ms)", "min(ms)",
-                "vs none", "cpu(ms)", "bwd(ms)", "comm(ms)", "hidden", "hidden%", "comm%", "wait(ms)", "grad err");
+    std::printf("# %-21s %7s %9s %9s %8s %9s %9s %9s %9s %9s %7s %7s %9s %10s\n", "mode", "buckets", "step(ms)", "min(ms)",
+                "vs none", "cpu(ms)", "bwd(ms)", "optim(ms)", "comm(ms)", "hidden", "hidden%", "comm%", "wait(ms)", "grad err");
   }
   for (const ModeResult& r : results) {
     const double comm_share = r.comm_ms / r.step_ms;
@@ -428,14 +431,14 @@ nlohmann::json bench_model(const std::string& name, const std::function<std::sha
       if (r.comm_ms > 0) std::snprintf(hidden_pct, sizeof hidden_pct, "%.0f%%", 100 * hidden_frac);
       if (r.grad_err >= 0) std::snprintf(err, sizeof err, "%.1e%s", r.grad_err, ok ? "" : " BAD");
       else if (r.param_err >= 0) std::snprintf(err, sizeof err, "p%.1e%s", r.param_err, ok ? "" : " BAD");
-      std::printf("  %-21s %7s %9.2f %9.2f %8s %9.2f %9.2f %9.2f %9.2f %7s %6.0f%% %9.2f %10s\n", r.mode.c_str(),
+      std::printf("  %-21s %7s %9.2f %9.2f %8s %9.2f %9.2f %9.2f %9.2f %9.2f %7s %6.0f%% %9.2f %10s\n", r.mode.c_str(),
                   r.buckets ? std::to_string(r.buckets).c_str() : "-", r.step_ms, r.step_min_ms, vs_none, r.cpu_ms,
-                  r.backward_ms, r.comm_ms, r.hidden_ms, hidden_pct, 100 * comm_share, r.wait_ms, err);
+                  r.backward_ms, r.optimizer_ms, r.comm_ms, r.hidden_ms, hidden_pct, 100 * comm_share, r.wait_ms, err);
       if (!r.ranks_agree) std::printf("  ^ parameters differ between ranks after the timed steps\n");
     }
     modes.push_back({{"mode", r.mode}, {"buckets", r.buckets}, {"step_ms", r.step_ms}, {"step_min_ms", r.step_min_ms},
                      {"step_series_ms", r.step_series},
-                     {"backward_ms", r.backward_ms}, {"cpu_ms", r.cpu_ms}, {"comm_ms", r.comm_ms}, {"hidden_ms", r.hidden_ms},
+                     {"backward_ms", r.backward_ms}, {"optimizer_ms", r.optimizer_ms}, {"cpu_ms", r.cpu_ms}, {"comm_ms", r.comm_ms}, {"hidden_ms", r.hidden_ms},
                      {"hidden_fraction", hidden_frac},
                      {"hidden_until_wait_ms", r.hidden_until_wait_ms}, {"comm_share", comm_share}, {"wait_ms", r.wait_ms},
                      {"grad_max_rel_err", r.grad_err}, {"param_max_rel_err_vs_overlap", r.param_err},
@@ -518,7 +521,7 @@ int run(const Options& o) {
     std::printf("# step = zero_grad + forward + backward + optimizer step; step(ms)/min(ms): median/min over steps of "
                 "the slowest rank; other times per step, mean of ranks; cpu = CPU time of the rank's process (all "
                 "threads)\n");
-    std::printf("# comm = time with a bucket all-reduce in flight; hidden = the part of it while backward still "
+    std::printf("# optim = optimizer.step() after backward (0 where the step runs in backward); comm = time with a bucket all-reduce in flight; hidden = the part of it while backward still "
                 "computed gradients (before the last bucket's launch); comm%% = comm / step\n");
     if (pg->size() == 1) std::printf("# note: one rank: the all-reduces copy nothing between processes\n");
   }

@@ -13,12 +13,13 @@ template <class T>
 struct SgdStep {
   T lr, momentum, dampening, weight_decay;
   bool nesterov, first_step;
+  // Selects rather than branches, and every operand stored unconditionally: a loop of this
+  // vectorises (see Note [Optimizer loops with absent buffers]).
   GR_HOST_DEVICE void operator()(T& p, T g, T& buf) const {
     T d = weight_decay != T(0) ? g + p * weight_decay : g;
-    if (momentum != T(0)) {
-      buf = first_step ? d : buf * momentum + d * (T(1) - dampening);
-      d = nesterov ? d + buf * momentum : buf;
-    }
+    const T b = first_step ? d : buf * momentum + d * (T(1) - dampening);
+    buf = momentum != T(0) ? b : buf;
+    d = momentum == T(0) ? d : nesterov ? d + b * momentum : b;
     p = p + d * (-lr);
   }
 };
@@ -34,11 +35,9 @@ struct AdamStep {
     else if (weight_decay != T(0)) g = g + p * weight_decay;
     exp_avg = exp_avg * beta1 + g * (T(1) - beta1);
     exp_avg_sq = exp_avg_sq * beta2 + (T(1) - beta2) * g * g;  // addcmul order
-    T second = exp_avg_sq;
-    if (amsgrad) {
-      max_exp_avg_sq = max_exp_avg_sq > exp_avg_sq ? max_exp_avg_sq : exp_avg_sq;
-      second = max_exp_avg_sq;
-    }
+    const T larger = max_exp_avg_sq > exp_avg_sq ? max_exp_avg_sq : exp_avg_sq;
+    max_exp_avg_sq = amsgrad ? larger : max_exp_avg_sq;  // stored either way: the loop vectorises
+    const T second = amsgrad ? larger : exp_avg_sq;
     T denom = math::sqrt(second) / bias_correction2_sqrt + eps;
     T step_size = lr / bias_correction1;
     p = p + (exp_avg / denom) * (-step_size);

@@ -1,6 +1,8 @@
 // Fused optimizer updates: argument checks and the CPU loops.
 #include "core/native/optimizer_steps.h"
 
+#include <algorithm>
+
 #include "core/parallel.h"
 
 namespace gr::native {
@@ -24,21 +26,38 @@ void check_operands(const char* op, const Tensor& param, std::initializer_list<c
   }
 }
 
+// Note [Optimizer loops with absent buffers]
+// A state buffer may be absent (Adam without amsgrad, SGD without momentum). Testing the
+// pointer per element kept GCC from vectorising the loop: AdamW on ResNet-18's 11.2 M
+// parameters took 65 ms a step, 5.8 ns per parameter. Instead each block of elements points
+// an absent buffer at a small scratch array, so the inner loop always sees plain pointers.
+// The loops also work on a local copy of the functor: its fields are floats, and a store
+// through a float pointer might change them, so GCC reloaded each field per element rather
+// than vectorise.
 template <class T, class F, class... Buffers>
 void run(const Tensor& param, const Tensor& grad, const F& f, Buffers... buffers) {
   T* p = param.data_ptr<T>();
   const T* g = grad.data_ptr<T>();
   if ((... && (buffers != nullptr))) {
-    // Every buffer present (the usual case): a plain loop the compiler vectorises.
+    // Every buffer present: a plain loop the compiler vectorises.
     parallel_for(0, param.numel(), kGrainSize, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) f(p[i], g[i], buffers[i]...);
+      const F step = f;
+      for (int64_t i = b; i < e; ++i) step(p[i], g[i], buffers[i]...);
     });
     return;
   }
+  constexpr int64_t kBlock = 256;
   parallel_for(0, param.numel(), kGrainSize, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      T dummy = T(0);
-      f(p[i], g[i], (buffers ? buffers[i] : dummy)...);
+    const F step = f;
+    T scratch[kBlock] = {};
+    for (int64_t b0 = b; b0 < e; b0 += kBlock) {
+      const int64_t n = std::min(kBlock, e - b0);
+      T* pb = p + b0;
+      const T* gb = g + b0;
+      const auto block = [&](T* q) { return q ? q + b0 : scratch; };
+      [&](auto*... qs) {
+        for (int64_t i = 0; i < n; ++i) step(pb[i], gb[i], qs[i]...);
+      }(block(buffers)...);
     }
   });
 }

@@ -135,9 +135,13 @@ Result run(ProcessGroup& pg, const Tensor& input, bool in_place, ReduceOp op, co
   for (int i = 0; i < o.warmup; ++i) once()->wait();
   pg.barrier()->wait();
   auto start = Clock::now();
-  WorkPtr last;
-  for (int i = 0; i < o.iters; ++i) last = once();
-  last->synchronize();  // on NCCL wait() only orders streams; the clock needs the host to wait
+  std::vector<WorkPtr> works;
+  for (int i = 0; i < o.iters; ++i) works.push_back(once());
+  // Every one, not just the last: on Gloo two worker threads run them, and an earlier one
+  // may finish after the last and then write `buf` while the check below reads it (seen
+  // once under load: a whole rank's result wrong). On NCCL wait() only orders streams; the
+  // clock needs the host to wait.
+  for (const WorkPtr& w : works) w->synchronize();
   double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / o.iters;
   const Device device = input.device();
   Tensor t = scalar_on(us, device);

@@ -29,9 +29,13 @@ void run(const Tensor& param, const Tensor& grad, const F& f, Buffers... buffers
   T* p = param.data_ptr<T>();
   const T* g = grad.data_ptr<T>();
   if ((... && (buffers != nullptr))) {
-    // Every buffer present (the usual case): a plain loop the compiler vectorises.
-    parallel_for(0, param.numel(), kGrainSize, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) f(p[i], g[i], buffers[i]...);
+    // Every buffer present (the usual case): a plain loop the compiler vectorises. The
+    // functor is copied into a local first: read through a reference, its fields could alias
+    // the stores, so they were reloaded per element and the loop stayed scalar (the SGD step
+    // of ResNet-18 ran at half the memory bandwidth).
+    parallel_for(0, param.numel(), kGrainSize, [&, p, g](int64_t b, int64_t e) {
+      const F local = f;
+      for (int64_t i = b; i < e; ++i) local(p[i], g[i], buffers[i]...);
     });
     return;
   }

@@ -199,6 +199,45 @@ TEST_CASE("direct and im2col agree on float32 convolutions (vector rows, tails, 
   }
 }
 
+TEST_CASE("dense and im2col agree on float32 convolutions (tiny maps, strides, padding, dilation, groups)") {
+  // ResNet-18's last stages at 32x32 input (3x3 on 2x2 and 1x1 maps, stride 2 from 2x2), and
+  // odd shapes: non-square maps, asymmetric padding and stride, dilation, groups, bias, a
+  // kernel larger than the map, and a map with taps that never land (all-padding rows).
+  struct Shape {
+    std::vector<int64_t> x, w, stride, padding, dilation;
+    int64_t groups;
+  };
+  for (const Shape& s : {Shape{{5, 16, 1, 1}, {24, 16, 3, 3}, {1}, {1}, {1}, 1},
+                         Shape{{3, 8, 2, 2}, {8, 8, 3, 3}, {1}, {1}, {1}, 1},
+                         Shape{{3, 8, 2, 2}, {16, 8, 3, 3}, {2}, {1}, {1}, 1},
+                         Shape{{2, 6, 2, 3}, {9, 2, 3, 3}, {1, 2}, {1, 0}, {1}, 3},
+                         Shape{{4, 5, 3, 1}, {7, 5, 5, 3}, {1}, {2, 1}, {1}, 1},
+                         Shape{{2, 4, 5, 4}, {3, 4, 2, 3}, {2, 1}, {1, 2}, {2, 1}, 1},
+                         Shape{{1, 3, 1, 2}, {4, 3, 7, 7}, {1}, {3}, {1}, 1}}) {
+    CAPTURE(s.x);
+    CAPTURE(s.w);
+    Tensor x = randn(s.x), w = randn(s.w), b = randn({s.w[0]});
+    Tensor y0 = conv2d(x, w, b, s.stride, s.padding, s.dilation, s.groups);
+    Tensor gy = randn(y0.sizes());
+    auto run = [&](native::Conv2dCpuAlgorithm algo) {
+      native::set_conv2d_cpu_algorithm(algo);
+      Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true),
+             bi = b.detach().requires_grad_(true);
+      Tensor y = conv2d(xi, wi, bi, s.stride, s.padding, s.dilation, s.groups);
+      y.backward(gy);
+      native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
+      return TensorList{y.detach(), xi.grad(), wi.grad(), bi.grad()};
+    };
+    TensorList ref = run(native::Conv2dCpuAlgorithm::kIm2col), dense = run(native::Conv2dCpuAlgorithm::kDense);
+    TensorList automatic = run(native::Conv2dCpuAlgorithm::kAuto);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      CAPTURE(i);
+      CHECK(dense[i].allclose(ref[i], 1e-4, 1e-3));
+      CHECK(automatic[i].allclose(ref[i], 1e-4, 1e-3));
+    }
+  }
+}
+
 TEST_CASE("conv2d rejects bad arguments with messages naming conv2d and the shapes") {
   Tensor x = randn({2, 4, 5, 5}), w = randn({6, 4, 3, 3});
   auto throws = [](auto f, const char* text) {

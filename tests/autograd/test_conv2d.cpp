@@ -141,13 +141,15 @@ TEST_CASE("conv2d gives the same results when the minibatch is cut into im2col c
 TEST_CASE("Winograd and im2col agree on float32 convolutions (several chunks, wide rows)") {
   // Several chunks of images; rows of more than 16 tiles (two vector groups per tile row);
   // small planes whose tile rows pair up in one vector (7 tiles a row, odd tile-row count;
-  // the benchmark's 13x13), with odd output sizes and asymmetric padding.
+  // the benchmark's 13x13), with odd output sizes and asymmetric padding; ResNet-18's 8x8 and
+  // 4x4 maps (whole groups of 4 tiles on AVX2) and a map of one tile row.
   struct Shape {
     std::vector<int64_t> x, w, padding;
   };
   for (const Shape& s : {Shape{{7, 16, 30, 29}, {24, 16, 3, 3}, {1, 1}}, Shape{{2, 8, 37, 41}, {8, 8, 3, 3}, {2, 1}},
                          Shape{{3, 8, 12, 15}, {8, 8, 3, 3}, {2, 0}}, Shape{{4, 16, 13, 13}, {16, 16, 3, 3}, {0, 0}},
-                         Shape{{2, 8, 5, 9}, {8, 8, 3, 3}, {3, 1}}}) {
+                         Shape{{2, 8, 5, 9}, {8, 8, 3, 3}, {3, 1}}, Shape{{3, 16, 8, 8}, {8, 16, 3, 3}, {1, 1}},
+                         Shape{{5, 8, 4, 4}, {16, 8, 3, 3}, {1, 1}}, Shape{{3, 8, 2, 3}, {8, 8, 3, 3}, {1, 1}}}) {
     Tensor x = randn(s.x), w = randn(s.w), b = randn({s.w[0]});
     Tensor y0 = conv2d(x, w, b, 1, s.padding);
     Tensor gy = randn(y0.sizes());

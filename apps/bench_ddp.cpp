@@ -508,6 +508,7 @@ int run(const Options& o) {
   native::set_conv2d_cpu_algorithm(o.conv_algorithm == "im2col"     ? Conv2dCpuAlgorithm::kIm2col
                                    : o.conv_algorithm == "winograd" ? Conv2dCpuAlgorithm::kWinograd
                                    : o.conv_algorithm == "direct"   ? Conv2dCpuAlgorithm::kDirect
+                                   : o.conv_algorithm == "dense"    ? Conv2dCpuAlgorithm::kDense
                                                                     : Conv2dCpuAlgorithm::kAuto);
   if (!o.trace_dir.empty()) std::filesystem::create_directories(o.trace_dir);
   Progress progress(pg->rank() == 0);
@@ -573,9 +574,9 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "untimed steps per mode first")->capture_default_str()->check(apps::non_negative());
   app.add_option("--threads", o.threads, "CPU threads per rank (default: OMP_NUM_THREADS, 1 under gradring-run with several ranks)")
       ->check(apps::non_negative());
-  app.add_option("--conv-algorithm", o.conv_algorithm, "CPU conv2d algorithm: auto, im2col, winograd or direct")
+  app.add_option("--conv-algorithm", o.conv_algorithm, "CPU conv2d algorithm: auto, im2col, winograd, direct or dense")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "im2col", "winograd", "direct"}));
+      ->check(CLI::IsMember({"auto", "im2col", "winograd", "direct", "dense"}));
   app.add_option("--backend", o.backend, "process group: gloo, shm or hierarchical (shm in a node, Gloo across; under gradring-run), or mpi (under mpirun)")
       ->check(CLI::IsMember({"gloo", "shm", "hierarchical", "mpi"}))
       ->capture_default_str();

@@ -6,7 +6,8 @@
 // with og = C_out / groups, CKK = C_in / groups * kH * kW, L = H_out * W_out. A 1x1 kernel
 // with stride 1 and no padding reads the input planes directly (no im2col). 3x3 stride-1
 // kernels with enough channels go to Winograd instead (see use_winograd), convolutions with
-// few taps per output to the direct kernels (see use_direct).
+// few taps per output to the direct kernels (see use_direct), tiny maps to one dense product
+// (see use_dense).
 #include "core/native/conv2d.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <memory>
 
 #include "core/factory.h"
+#include "core/native/conv2d_dense.h"
 #include "core/native/conv2d_direct.h"
 #include "core/native/conv2d_winograd.h"
 #include "core/native/copy.h"
@@ -47,7 +49,8 @@ bool use_winograd(const Conv2dArgs& a) {
   switch (g_algorithm.load()) {
     case Conv2dCpuAlgorithm::kIm2col: return false;
     case Conv2dCpuAlgorithm::kWinograd: return true;
-    case Conv2dCpuAlgorithm::kDirect: return false;
+    case Conv2dCpuAlgorithm::kDirect:
+    case Conv2dCpuAlgorithm::kDense: return false;
     // Output maps under 4x4 are one or two tiles mostly made of padding: im2col wins there
     // (ResNet-18's last stages at 32x32 input: 2x2 and 1x1 maps, 1.5x and 4x faster).
     default:
@@ -64,6 +67,20 @@ bool use_direct(const Conv2dArgs& a) {
   switch (g_algorithm.load()) {
     case Conv2dCpuAlgorithm::kDirect: return true;
     case Conv2dCpuAlgorithm::kAuto: return direct_vectorized<T>() && a.C_in / a.groups * a.kH * a.kW <= 32;
+    default: return false;
+  }
+}
+
+// kAuto takes the dense product where it needs at most half of im2col's multiply-adds (the
+// input map has at most half as many positions as the kernel has taps; see Note [Convolution
+// as one dense product]) and its matrix fits the workspace limit.
+template <class T>
+bool use_dense(const Conv2dArgs& a) {
+  switch (g_algorithm.load()) {
+    case Conv2dCpuAlgorithm::kDense: return true;
+    case Conv2dCpuAlgorithm::kAuto:
+      return 2 * a.H * a.W <= a.kH * a.kW &&
+             dense_matrix_elements(a) * static_cast<int64_t>(sizeof(T)) <= g_workspace_limit.load();
     default: return false;
   }
 }
@@ -102,6 +119,7 @@ void forward_cpu(const Conv2dArgs& a, const T* x, const T* w, const T* bias, T* 
   const int64_t G = a.groups, cg = a.C_in / G, og = a.C_out / G, CKK = cg * a.kH * a.kW, L = a.H_out * a.W_out;
   if (a.N == 0 || a.C_out == 0 || L == 0) return;
   if (use_direct<T>(a)) return direct_forward<T>(a, x, w, bias, y);
+  if (use_dense<T>(a)) return dense_forward<T>(a, x, w, bias, y);
   if (use_winograd<T>(a)) return winograd_forward<T>(a, x, w, bias, y);
   const bool pointwise = is_pointwise(a);
   const int64_t nb_max = images_per_chunk(a, CKK * L * static_cast<int64_t>(sizeof(T)));
@@ -156,6 +174,7 @@ void backward_cpu(const Conv2dArgs& a, const T* gy, const T* x, const T* w, T* g
   if (gw && (a.N == 0 || L == 0)) std::fill(gw, gw + a.C_out * CKK, T(0));
   if (!gx && !gw) return;
   if (direct) return direct_backward<T>(a, gy, x, w, gx, gw, gw ? gb : nullptr);
+  if (a.N > 0 && L > 0 && use_dense<T>(a)) return dense_backward<T>(a, gy, x, w, gx, gw);
   if (a.N > 0 && use_winograd<T>(a)) return winograd_backward<T>(a, gy, x, w, gx, gw);
   const bool pointwise = is_pointwise(a);
   if (gx && !pointwise) std::fill(gx, gx + a.N * a.C_in * a.H * a.W, T(0));

@@ -1,9 +1,10 @@
 // 2-D convolution without autograd, NCHW: forward, and the gradients for input, weight and
 // bias. Shapes: input [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out],
 // output [N, C_out, H_out, W_out]. The device kernels are dispatch stubs over contiguous
-// buffers; the CPU ones are Winograd F(2x2, 3x3) for 3x3 stride-1 kernels
-// (conv2d_winograd.cpp), direct loops for few input channels (conv2d_direct.cpp) and
-// im2col + GEMM otherwise (conv2d.cpp); a CUDA backend registers its own.
+// buffers; the CPU ones are one dense product for tiny maps (conv2d_dense.cpp), Winograd
+// F(2x2, 3x3) for 3x3 stride-1 kernels (conv2d_winograd.cpp), direct loops for few input
+// channels (conv2d_direct.cpp) and im2col + GEMM otherwise (conv2d.cpp); a CUDA backend
+// registers its own.
 #pragma once
 
 #include <array>
@@ -73,13 +74,16 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Conv2dArgs& a, const Te
                                                    const Tensor& input, const Tensor& weight,
                                                    std::array<bool, 3> need);
 
-// Which CPU algorithm conv2d uses. kAuto: Winograd F(2x2, 3x3) for 3x3 kernels with stride 1
-// and dilation 1, at least 8 channels in and out per group and output maps of at least 4x4
-// (in builds with the packed GEMM kernels); the direct kernels (conv2d_direct.h) for horizontal stride 1 and few taps
-// per output (see use_direct in conv2d.cpp) in float32 builds with AVX-512; else im2col + GEMM.
-// kWinograd / kDirect force that algorithm wherever it applies (im2col elsewhere); kIm2col
-// uses im2col everywhere (tests, benchmarks).
-enum class Conv2dCpuAlgorithm { kAuto, kIm2col, kWinograd, kDirect };
+// Which CPU algorithm conv2d uses. kAuto: the dense product (conv2d_dense.h) where a map has
+// at most half as many positions as the kernel has taps (so at most half im2col's products:
+// 3x3 kernels on 2x2 and 1x1 maps) and its matrix fits the workspace limit; Winograd F(2x2,
+// 3x3) for 3x3 kernels with stride 1 and dilation 1, at least 8 channels in and out per group
+// and output maps of at least 4x4 (in builds with the packed GEMM kernels); the direct kernels
+// (conv2d_direct.h) for horizontal stride 1 and few taps per output (see use_direct in
+// conv2d.cpp) in float32 builds with AVX-512; else im2col + GEMM. kWinograd / kDirect / kDense
+// force that algorithm wherever it applies (im2col elsewhere; kDense applies everywhere);
+// kIm2col uses im2col everywhere (tests, benchmarks).
+enum class Conv2dCpuAlgorithm { kAuto, kIm2col, kWinograd, kDirect, kDense };
 void set_conv2d_cpu_algorithm(Conv2dCpuAlgorithm algorithm);
 Conv2dCpuAlgorithm conv2d_cpu_algorithm();
 

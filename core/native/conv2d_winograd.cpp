@@ -15,6 +15,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/native/conv2d_workspace.h"
 #include "core/native/gemm.h"
 #include "core/native/gemm_packed.h"
 #include "core/native/winograd_transforms.h"
@@ -67,34 +68,6 @@ void weight_adjoint(const T* du, int64_t xs, int64_t og, int64_t cg, T* gw) {
     }
   }
 }
-
-// A work buffer. Up to 32 MiB it is the calling thread's, kept between calls (fresh
-// multi-MiB allocations come from mmap and cost a page fault per 4 KiB on every call);
-// larger ones live only as long as this object.
-template <class T>
-class Workspace {
- public:
-  Workspace(int slot, int64_t n) {
-    if (n * static_cast<int64_t>(sizeof(T)) > (int64_t(32) << 20)) {
-      own_ = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(n));
-      p_ = own_.get();
-      return;
-    }
-    thread_local Kept kept[5];
-    Kept& k = kept[slot];
-    if (k.n < n) k.p = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(n)), k.n = n;
-    p_ = k.p.get();
-  }
-  T* get() const { return p_; }
-
- private:
-  struct Kept {
-    std::unique_ptr<T[]> p;
-    int64_t n = 0;
-  };
-  std::unique_ptr<T[]> own_;
-  T* p_ = nullptr;
-};
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 

@@ -65,6 +65,8 @@ struct VecD {
 // Two register tiles fit the 32 vector registers: 12 rows x 2 vectors ("tall") and 8 rows
 // x 3 vectors ("wide") of accumulators, plus the B vectors and a broadcast.
 constexpr int kTallMR = 12, kTallNV = 2, kWideMR = 8, kWideNV = 3;
+// rows_kernel's tile (A rows read in place): 8 rows x 2 vectors.
+constexpr int kRowsMR = 8, kRowsNV = 2;
 #else
 struct VecF {
   using T = float;
@@ -101,6 +103,10 @@ struct VecD {
 };
 // 16 vector registers: 6 x 2 accumulators + 2 B vectors + 1 broadcast (one tile shape).
 constexpr int kTallMR = 6, kTallNV = 2, kWideMR = 6, kWideNV = 2;
+// rows_kernel's tile: 4 rows x 3 vectors (12 accumulators + 3 B vectors + a broadcast; 8 x 2
+// would need 19 registers, and the spilled accumulators' store-reload chain made the weight
+// gradients of convolutions about 1.5x slower).
+constexpr int kRowsMR = 4, kRowsNV = 3;
 #endif
 
 template <class T>
@@ -327,14 +333,15 @@ T* scratch(int which, size_t elements) {
   return b.p.get();
 }
 
-// c[8 x NR] (+)= a-rows x b-panel where row r of A is read in place at a + r * lda (one
-// broadcast per row and k), so A needs no packing; b is a packed [kc][NR] panel.
+// c[MR x NR] (+)= a-rows x b-panel where row r of A is read in place at a + r * lda (one
+// broadcast per row and k), so A needs no packing; b is a packed [kc][NR] panel. Tl is
+// Tile<T, kRowsMR, kRowsNV>.
 template <class Tl, class T>
 void rows_kernel(int64_t kc, const T* __restrict a, int64_t lda, const T* __restrict b, T* __restrict c, int64_t ldc,
                  bool accumulate) {
   using S = typename Tl::S;
   using V = typename S::V;
-  constexpr int MR = 8, NV = Tl::NV, L = S::L;
+  constexpr int MR = Tl::MR, NV = Tl::NV, L = S::L;
   const T* ar[MR];
   for (int r = 0; r < MR; ++r) ar[r] = a + r * lda;
   V acc[MR][NV];

@@ -60,31 +60,31 @@ void gemm_nt_dots(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, cons
 template <class T>
 void gemm_nt(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
              bool accumulate, int threads) {
-  using Tl = Tile<T, kTallMR, kTallNV>;
-  constexpr int NR = Tl::NR;
+  using Tl = Tile<T, kRowsMR, kRowsNV>;
+  constexpr int MR = Tl::MR, NR = Tl::NR;
   if (M <= 0 || N <= 0) return;
   if (K > 0 && N <= 16) return gemm_nt_dots(M, N, K, A, lda, B, ldb, C, ldc, accumulate, threads);
-  if (K <= 0 || M % 8 != 0) {  // (the row kernel takes rows in blocks of 8)
+  if (K <= 0 || M % MR != 0) {  // (the row kernel takes rows in blocks of MR)
     packed_gemm<T>(false, true, M, N, K, T(1), A, lda, B, ldb, accumulate ? T(1) : T(0), C, ldc, threads);
     return;
   }
-  const int nt = omp_in_parallel() ? 1 : static_cast<int>(std::min<int64_t>({threads, M / 8, M * N * K / (int64_t(1) << 21) + 1}));
+  const int nt = omp_in_parallel() ? 1 : static_cast<int>(std::min<int64_t>({threads, M / MR, M * N * K / (int64_t(1) << 21) + 1}));
   T* Bp = scratch<T>(1, static_cast<size_t>((N + NR - 1) / NR * NR * std::min<int64_t>(K, Tl::KC)));
   for (int64_t p0 = 0; p0 < K; p0 += Tl::KC) {
     const int64_t kc = std::min<int64_t>(Tl::KC, K - p0);
     const bool acc = accumulate || p0 > 0;
     pack_block<T, NR>(Bp, B + p0, ldb, 1, N, kc);  // B^T(k, j) = B[j][k]: columns j are B's rows
     auto rows = [&](int64_t i0, int64_t i1) {
-      alignas(64) T tmp[8 * NR];
+      alignas(64) T tmp[MR * NR];
       for (int64_t j = 0; j < N; j += NR) {
         const T* b = Bp + j * kc;
         const int64_t nr = std::min<int64_t>(NR, N - j);
-        for (int64_t i = i0; i < i1; i += 8) {
+        for (int64_t i = i0; i < i1; i += MR) {
           if (nr == NR) {
             rows_kernel<Tl>(kc, A + i * lda + p0, lda, b, C + i * ldc + j, ldc, acc);
           } else {
             rows_kernel<Tl>(kc, A + i * lda + p0, lda, b, tmp, NR, false);
-            for (int r = 0; r < 8; ++r)
+            for (int r = 0; r < MR; ++r)
               for (int64_t jj = 0; jj < nr; ++jj)
                 C[(i + r) * ldc + j + jj] = acc ? C[(i + r) * ldc + j + jj] + tmp[r * NR + jj] : tmp[r * NR + jj];
           }
@@ -97,8 +97,8 @@ void gemm_nt(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* 
     }
 #pragma omp parallel num_threads(nt)
     {
-      const int64_t t = omp_get_thread_num(), n = omp_get_num_threads(), blocks = M / 8;
-      rows(blocks * t / n * 8, blocks * (t + 1) / n * 8);
+      const int64_t t = omp_get_thread_num(), n = omp_get_num_threads(), blocks = M / MR;
+      rows(blocks * t / n * MR, blocks * (t + 1) / n * MR);
     }
   }
 }

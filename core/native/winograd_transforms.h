@@ -1,6 +1,7 @@
 // The tile transforms of Winograd F(2x2, 3x3) for one (image, channel) plane, and their
-// adjoints (see conv2d_winograd.cpp for the algebra). Scalar templates for any T, and
-// AVX-512 float versions that handle 16 tiles of a tile row per step in registers.
+// adjoints (see conv2d_winograd.cpp for the algebra). Scalar templates for any T, AVX-512
+// float versions that handle 16 tiles of a tile row per step in registers, and AVX2 ones
+// (winograd_transforms_avx2.h) that handle 4 tiles of two tile rows.
 // Transformed data is written as a plain [rows][T] matrix per xi (see PlainOut).
 #pragma once
 
@@ -483,3 +484,7 @@ inline void input_adjoint<float>(const float* dv, int64_t xs, const Geo& g, floa
 #endif
 
 }  // namespace gr::native::winograd
+
+#if defined(__AVX2__) && !defined(__AVX512F__)
+#include "core/native/winograd_transforms_avx2.h"  // float on AVX2: 8 tiles per step
+#endif

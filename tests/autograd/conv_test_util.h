@@ -16,13 +16,15 @@ inline const nlohmann::json& conv_reference() {
   return ref;
 }
 
-// Runs `body` once per CPU algorithm (im2col + GEMM, and Winograd / direct where they apply).
+// Runs `body` once per CPU algorithm (im2col + GEMM and the dense product everywhere, Winograd /
+// direct where they apply).
 template <class F>
 void for_each_conv_algorithm(F body) {
   for (auto algo : {native::Conv2dCpuAlgorithm::kIm2col, native::Conv2dCpuAlgorithm::kWinograd,
-                    native::Conv2dCpuAlgorithm::kDirect}) {
+                    native::Conv2dCpuAlgorithm::kDirect, native::Conv2dCpuAlgorithm::kDense}) {
     CAPTURE(algo == native::Conv2dCpuAlgorithm::kWinograd ? "winograd"
             : algo == native::Conv2dCpuAlgorithm::kDirect ? "direct"
+            : algo == native::Conv2dCpuAlgorithm::kDense  ? "dense"
                                                            : "im2col");
     native::set_conv2d_cpu_algorithm(algo);
     body();

@@ -132,6 +132,34 @@ TEST_CASE("batch_norm backward in float32 matches float64") {
   }
 }
 
+TEST_CASE("batch_norm on small planes agrees with the same values as one large plane per channel") {
+  // Planes of at most 16 values take the channel-vectorised kernels (Note [Small batch-norm
+  // planes]); x [N, C, S] and x.permute(1, 0, 2) viewed as [1, C, N * S] have the same
+  // per-channel statistics, and the second (N * S > 16) takes the per-plane kernels.
+  for (auto dtype : {kFloat64, kFloat32}) {
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{30, 37, 1}, {5, 300, 4}, {3, 9, 16}, {40, 3, 2}}) {
+      CAPTURE(dtype);
+      CAPTURE(shape);
+      const int64_t N = shape[0], C = shape[1], S = shape[2];
+      auto big = [&](const Tensor& t) { return t.permute({1, 0, 2}).reshape({1, C, N * S}); };
+      Tensor x = randn(shape, dtype) * 3.0 + 2.0, g = randn(shape, dtype);
+      Tensor w = randn({C}, dtype), b = randn({C}, dtype);
+      Tensor xs = leaf(x), ws = leaf(w), bs = leaf(b), xb = leaf(big(x)), wb = leaf(w), bb = leaf(b);
+      Tensor rms = zeros({C}, dtype), rvs = ones({C}, dtype), rmb = zeros({C}, dtype), rvb = ones({C}, dtype);
+      Tensor ys = batch_norm(xs, ws, bs, rms, rvs, true, 0.1, 1e-5), yb = batch_norm(xb, wb, bb, rmb, rvb, true, 0.1, 1e-5);
+      ys.backward(g);
+      yb.backward(big(g));
+      const double tol = dtype == kFloat64 ? 1e-12 : 1e-5;
+      check_close(big(ys.detach()), yb.detach(), tol);
+      check_close(big(xs.grad()), xb.grad(), tol);
+      check_close(ws.grad(), wb.grad(), tol);
+      check_close(bs.grad(), bb.grad(), tol);
+      check_close(rvs, rvb, tol);
+      check_close(rms, rmb, tol);
+    }
+  }
+}
+
 TEST_CASE("batch_norm gradcheck in eval") {
   Tensor x = leaf(randn({3, 2, 2, 3}, kFloat64));
   Tensor w = leaf(randn({2}, kFloat64)), b = leaf(randn({2}, kFloat64));

@@ -1,6 +1,8 @@
 // conv2d: outputs and gradients against PyTorch (tests/data/conv_reference.json, which also
 // holds matmul references), float64 gradcheck over stride/padding/dilation/groups and
 // non-contiguous inputs, minibatch chunking, and the argument errors.
+#include <initializer_list>
+
 #include "conv_test_util.h"
 
 using namespace gr;
@@ -20,6 +22,39 @@ void for_each_algorithm(F body) {
 }
 
 const nlohmann::json& reference() { return test::conv_reference(); }
+
+struct ConvShape {
+  std::vector<int64_t> x, w, stride, padding, dilation;
+  int64_t groups;
+};
+
+// Output and input, weight and bias gradients of a float32 convolution of shape s under each
+// of `algos` agree with im2col's.
+void check_against_im2col(const ConvShape& s, std::initializer_list<native::Conv2dCpuAlgorithm> algos) {
+  CAPTURE(s.x);
+  CAPTURE(s.w);
+  Tensor x = randn(s.x), w = randn(s.w), b = randn({s.w[0]});
+  Tensor y0 = conv2d(x, w, b, s.stride, s.padding, s.dilation, s.groups);
+  Tensor gy = randn(y0.sizes());
+  auto run = [&](native::Conv2dCpuAlgorithm algo) {
+    native::set_conv2d_cpu_algorithm(algo);
+    Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true),
+           bi = b.detach().requires_grad_(true);
+    Tensor y = conv2d(xi, wi, bi, s.stride, s.padding, s.dilation, s.groups);
+    y.backward(gy);
+    native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
+    return TensorList{y.detach(), xi.grad(), wi.grad(), bi.grad()};
+  };
+  TensorList ref = run(native::Conv2dCpuAlgorithm::kIm2col);
+  for (auto algo : algos) {
+    CAPTURE(static_cast<int>(algo));
+    TensorList got = run(algo);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      CAPTURE(i);
+      CHECK(got[i].allclose(ref[i], 1e-4, 1e-3));
+    }
+  }
+}
 
 }  // namespace
 
@@ -141,13 +176,15 @@ TEST_CASE("conv2d gives the same results when the minibatch is cut into im2col c
 TEST_CASE("Winograd and im2col agree on float32 convolutions (several chunks, wide rows)") {
   // Several chunks of images; rows of more than 16 tiles (two vector groups per tile row);
   // small planes whose tile rows pair up in one vector (7 tiles a row, odd tile-row count;
-  // the benchmark's 13x13), with odd output sizes and asymmetric padding.
+  // the benchmark's 13x13), with odd output sizes and asymmetric padding; ResNet-18's 8x8 and
+  // 4x4 maps (whole groups of 4 tiles on AVX2) and a map of one tile row.
   struct Shape {
     std::vector<int64_t> x, w, padding;
   };
   for (const Shape& s : {Shape{{7, 16, 30, 29}, {24, 16, 3, 3}, {1, 1}}, Shape{{2, 8, 37, 41}, {8, 8, 3, 3}, {2, 1}},
                          Shape{{3, 8, 12, 15}, {8, 8, 3, 3}, {2, 0}}, Shape{{4, 16, 13, 13}, {16, 16, 3, 3}, {0, 0}},
-                         Shape{{2, 8, 5, 9}, {8, 8, 3, 3}, {3, 1}}}) {
+                         Shape{{2, 8, 5, 9}, {8, 8, 3, 3}, {3, 1}}, Shape{{3, 16, 8, 8}, {8, 16, 3, 3}, {1, 1}},
+                         Shape{{5, 8, 4, 4}, {16, 8, 3, 3}, {1, 1}}, Shape{{3, 8, 2, 3}, {8, 8, 3, 3}, {1, 1}}}) {
     Tensor x = randn(s.x), w = randn(s.w), b = randn({s.w[0]});
     Tensor y0 = conv2d(x, w, b, 1, s.padding);
     Tensor gy = randn(y0.sizes());
@@ -167,36 +204,27 @@ TEST_CASE("Winograd and im2col agree on float32 convolutions (several chunks, wi
 TEST_CASE("direct and im2col agree on float32 convolutions (vector rows, tails, padding, strides)") {
   // The first layers of small CNNs (1 or 3 input channels, 5x5 / 3x3 kernels), rows wider than
   // one vector and with tails, vertical stride 2, dilation, groups and asymmetric padding.
-  struct Shape {
-    std::vector<int64_t> x, w, stride, padding, dilation;
-    int64_t groups;
-  };
-  for (const Shape& s : {Shape{{5, 1, 28, 28}, {32, 1, 5, 5}, {1}, {2}, {1}, 1},
-                         Shape{{3, 3, 32, 32}, {16, 3, 3, 3}, {1}, {1}, {1}, 1},
-                         Shape{{2, 1, 37, 19}, {4, 1, 3, 5}, {2, 1}, {1, 3}, {1}, 1},
-                         Shape{{2, 2, 20, 40}, {6, 1, 3, 3}, {1}, {0, 2}, {2, 1}, 2},
-                         Shape{{1, 3, 9, 70}, {5, 3, 2, 2}, {3, 1}, {0}, {1, 3}, 1},
-                         Shape{{4, 1, 6, 5}, {3, 1, 7, 7}, {1}, {3}, {1}, 1}}) {
-    CAPTURE(s.x);
-    CAPTURE(s.w);
-    Tensor x = randn(s.x), w = randn(s.w), b = randn({s.w[0]});
-    Tensor y0 = conv2d(x, w, b, s.stride, s.padding, s.dilation, s.groups);
-    Tensor gy = randn(y0.sizes());
-    auto run = [&](native::Conv2dCpuAlgorithm algo) {
-      native::set_conv2d_cpu_algorithm(algo);
-      Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true),
-             bi = b.detach().requires_grad_(true);
-      Tensor y = conv2d(xi, wi, bi, s.stride, s.padding, s.dilation, s.groups);
-      y.backward(gy);
-      native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
-      return TensorList{y.detach(), xi.grad(), wi.grad(), bi.grad()};
-    };
-    TensorList ref = run(native::Conv2dCpuAlgorithm::kIm2col), direct = run(native::Conv2dCpuAlgorithm::kDirect);
-    for (size_t i = 0; i < ref.size(); ++i) {
-      CAPTURE(i);
-      CHECK(direct[i].allclose(ref[i], 1e-4, 1e-3));
-    }
-  }
+  for (const ConvShape& s : {ConvShape{{5, 1, 28, 28}, {32, 1, 5, 5}, {1}, {2}, {1}, 1},
+                             ConvShape{{3, 3, 32, 32}, {16, 3, 3, 3}, {1}, {1}, {1}, 1},
+                             ConvShape{{2, 1, 37, 19}, {4, 1, 3, 5}, {2, 1}, {1, 3}, {1}, 1},
+                             ConvShape{{2, 2, 20, 40}, {6, 1, 3, 3}, {1}, {0, 2}, {2, 1}, 2},
+                             ConvShape{{1, 3, 9, 70}, {5, 3, 2, 2}, {3, 1}, {0}, {1, 3}, 1},
+                             ConvShape{{4, 1, 6, 5}, {3, 1, 7, 7}, {1}, {3}, {1}, 1}})
+    check_against_im2col(s, {native::Conv2dCpuAlgorithm::kDirect});
+}
+
+TEST_CASE("dense and im2col agree on float32 convolutions (tiny maps, strides, padding, dilation, groups)") {
+  // ResNet-18's last stages at 32x32 input (3x3 on 2x2 and 1x1 maps, stride 2 from 2x2), and
+  // odd shapes: non-square maps, asymmetric padding and stride, dilation, groups, bias, a
+  // kernel larger than the map, and a map with taps that never land (all-padding rows).
+  for (const ConvShape& s : {ConvShape{{5, 16, 1, 1}, {24, 16, 3, 3}, {1}, {1}, {1}, 1},
+                             ConvShape{{3, 8, 2, 2}, {8, 8, 3, 3}, {1}, {1}, {1}, 1},
+                             ConvShape{{3, 8, 2, 2}, {16, 8, 3, 3}, {2}, {1}, {1}, 1},
+                             ConvShape{{2, 6, 2, 3}, {9, 2, 3, 3}, {1, 2}, {1, 0}, {1}, 3},
+                             ConvShape{{4, 5, 3, 1}, {7, 5, 5, 3}, {1}, {2, 1}, {1}, 1},
+                             ConvShape{{2, 4, 5, 4}, {3, 4, 2, 3}, {2, 1}, {1, 2}, {2, 1}, 1},
+                             ConvShape{{1, 3, 1, 2}, {4, 3, 7, 7}, {1}, {3}, {1}, 1}})
+    check_against_im2col(s, {native::Conv2dCpuAlgorithm::kDense, native::Conv2dCpuAlgorithm::kAuto});
 }
 
 TEST_CASE("conv2d rejects bad arguments with messages naming conv2d and the shapes") {

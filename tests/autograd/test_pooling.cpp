@@ -152,6 +152,14 @@ TEST_CASE("adaptive_avg_pool2d gradcheck") {
   }
   Tensor nc = leaf(randn({2, 7, 5}, kFloat64)).transpose(1, 2).detach().requires_grad_(true);
   CHECK(autograd::gradcheck([](const TensorList& in) { return adaptive_avg_pool2d(in[0], {3, 4}); }, {nc}));
+  // The output size of the input (the copy path): 1x1 maps as at the end of ResNet-18, and 5x7.
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 4, 1, 1}, {2, 3, 5, 7}}) {
+    Tensor same = leaf(randn(shape, kFloat64));
+    Tensor y = adaptive_avg_pool2d(same, {shape[2], shape[3]});
+    check_close(y, same);
+    CHECK(autograd::gradcheck([&](const TensorList& in) { return adaptive_avg_pool2d(in[0], {shape[2], shape[3]}); },
+                              {same}));
+  }
 }
 
 TEST_CASE("pooling backward in float32 matches float64") {

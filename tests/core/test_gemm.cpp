@@ -119,7 +119,8 @@ TEST_CASE("gemm_cpu agrees with the Eigen reference on a large product") {
 
 TEST_CASE("gemm_nt (rows of A in place, B packed; dot products for few columns) matches a naive loop") {
   for (auto [M, N, K] : {Case{8, 32, 72}, Case{64, 32, 300}, Case{16, 50, 7}, Case{13, 20, 9}, Case{8, 5, 500},
-                         Case{7, 11, 1000}, Case{33, 16, 70}, Case{32, 9, 5000}, Case{64, 48, 3000}}) {
+                         Case{7, 11, 1000}, Case{33, 16, 70}, Case{32, 9, 5000}, Case{64, 48, 3000},
+                         Case{12, 30, 400}, Case{20, 72, 900}}) {
     for (bool accumulate : {false, true}) {
       const int64_t lda = K + 3, ldb = K + 1, ldc = N + 2;
       std::mt19937 rng(static_cast<unsigned>(M * 7 + N * 3 + K));

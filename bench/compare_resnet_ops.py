@@ -1,4 +1,4 @@
-#!/work/venv/bin/python
+#!/usr/bin/env python3
 """ResNet-18's CPU training step op by op, gradring (apps/bench_resnet_ops) against PyTorch.
 
 Runs bench_resnet_ops --json and the same rows in PyTorch (this interpreter's torch: run it with

@@ -44,7 +44,7 @@ void gather_kernel(const StridedLoop& L, IndexAxis axis) {
     if (s[2] == 0) {  // one index for the whole run: copy a row
       const char* row = src + check_index(*reinterpret_cast<const I*>(idx), axis) * step;
       if (s[0] == kT && s[1] == kT) {
-        std::memcpy(out, row, static_cast<size_t>(n) * kT);
+        copy_row(out, row, static_cast<size_t>(n) * kT);  // See Note [Row copies]
       } else {
         for (int64_t j = 0; j < n; ++j) *reinterpret_cast<T*>(out + j * s[0]) = *reinterpret_cast<const T*>(row + j * s[1]);
       }
@@ -54,6 +54,7 @@ void gather_kernel(const StridedLoop& L, IndexAxis axis) {
       T* o = reinterpret_cast<T*>(out);
       const I* ix = reinterpret_cast<const I*>(idx);
       if (s[1] == 0 && !axis.wrap && all_valid(ix, n, axis)) {  // one source row, indices checked
+        if (axis.stride == 1) prefetch_row(src + axis.size * kT, axis.size * kT, n);  // See Note [Prefetching rows]
         gather_row(o, reinterpret_cast<const T*>(src), ix, n, axis.stride);
         return;
       }
@@ -141,6 +142,7 @@ void scatter_kernel(const ScatterLoop& S, IndexAxis axis, const Op& op) {
       for (int64_t i = 0; i < m; ++i) {
         const I* ix = reinterpret_cast<const I*>(p[2] + i * s[2]);
         if (d2 == kI && d1 == kT && all_valid(ix, n, axis)) {  // indices checked in one pass: no branch below
+          if (!S.copy_self && axis.stride == 1 && i + 1 < m) prefetch_row(p[0] + (i + 1) * s[0], axis.size * kT, n);
           T* dst = reinterpret_cast<T*>(p[0] + i * s[0]);
           const T* sv = reinterpret_cast<const T*>(p[1] + i * s[1]);
           for (int64_t j = 0; j < n; ++j) {

@@ -147,3 +147,16 @@ TEST_CASE("masked_fill's vector select equals the strided loop and a plain loop"
   Tensor nan_fill = ones({5, 33}, kFloat32).masked_fill(eye(33, kBool).narrow(0, 0, 5), NAN);
   CHECK(nan_fill.isnan().sum().item<int64_t>() == 5);
 }
+
+TEST_CASE("index_select's row copies equal the element loop") {
+  // Rows of 4 KB to 1 MB go through copy_row's vector loop (See Note [Row copies]); shorter and
+  // longer ones through memcpy; strided rows through the element loop.
+  for (int64_t C : {1, 1000, 1024, 1029, 4096 + 3, 300000}) {
+    CAPTURE(C);
+    Tensor x = seeded({7, C}, 9);
+    Tensor rows = tensor(std::vector<int64_t>{6, 0, 3, 3, 1}, kInt64);
+    Tensor got = x.index_select(0, rows);
+    CHECK(got.equal(strided(x).index_select(0, rows)));
+    for (int64_t k = 0; k < 5; ++k) CHECK(got[k].equal(x[rows[k].item<int64_t>()]));
+  }
+}

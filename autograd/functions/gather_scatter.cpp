@@ -54,8 +54,7 @@ void record_scatter(const char* name, const Tensor& self, const Tensor& src, con
 
 Tensor scatter_out(const char* name, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                    native::ScatterReduce reduce) {
-  Tensor out = native::clone(self);
-  native::scatter_(out, dim, index, src, reduce, name);
+  Tensor out = native::scatter_copy(self, dim, index, src, reduce, name);
   record_scatter(reduce == native::ScatterReduce::Add ? "ScatterAddBackward" : "ScatterBackward", self, src, out, dim,
                  index, reduce);
   return out;
@@ -63,8 +62,7 @@ Tensor scatter_out(const char* name, const Tensor& self, int64_t dim, const Tens
 
 Tensor scatter_value_out(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
                          native::ScatterReduce reduce) {
-  Tensor out = native::clone(self);
-  native::scatter_value_(out, dim, index, value, reduce, "scatter");
+  Tensor out = native::scatter_value_copy(self, dim, index, value, reduce, "scatter");
   record_scatter("ScatterBackward", self, {}, out, dim, index, reduce);
   return out;
 }

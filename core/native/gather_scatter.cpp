@@ -51,16 +51,32 @@ Tensor without_dim(const Tensor& t, int64_t dim) {
 }
 
 // Runs a scatter over `sizes` (dims >= 1): dst is self restrided, src and index are views over sizes.
+// An `init` (out of place) is copied into self first: by the kernel, line by line, where
+// sizes covers all of self but dim (See Note [Scatter out of place]), else whole.
 void run_scatter(const Tensor& self, int64_t dim, IntArrayRef sizes, const Tensor& src, const Tensor& index,
-                 ScatterReduce reduce, const Scalar& alpha, bool wrap, const char* op, const Tensor& shown_index) {
+                 ScatterReduce reduce, const Scalar& alpha, bool wrap, const char* op, const Tensor& shown_index,
+                 const Tensor& init = {}) {
   int64_t numel = 1;
-  for (int64_t s : sizes) numel *= s;
+  bool covers_self = true;
+  for (int64_t k = 0; k < static_cast<int64_t>(sizes.size()); ++k) {
+    numel *= sizes[k];
+    covers_self = covers_self && (k == dim || sizes[k] == self.size(k));
+  }
+  const bool copy_lines = init.defined() && numel > 0 && covers_self && self.is_cpu();
+  if (init.defined() && !copy_lines) copy_(self, init);
   if (numel == 0) return;
   Tensor dst = restride(self, sizes, dim);
   ScatterLoop S;
   std::vector<int64_t> rest = sizes.vec();
   rest.erase(rest.begin() + dim);
-  S.rest = make_strided_loop({without_dim(dst, dim), without_dim(src, dim), without_dim(index, dim)}, rest);
+  if (copy_lines) {
+    S.rest = make_strided_loop(
+        {without_dim(dst, dim), without_dim(src, dim), without_dim(index, dim), without_dim(init, dim)}, rest);
+    S.copy_self = true;
+    S.self_step = init.stride(dim);
+  } else {
+    S.rest = make_strided_loop({without_dim(dst, dim), without_dim(src, dim), without_dim(index, dim)}, rest);
+  }
   S.n = sizes[dim];
   S.step = {0, src.stride(dim), index.stride(dim)};
   const IndexAxis axis{self.size(dim), self.stride(dim), wrap};
@@ -84,8 +100,9 @@ void check_vector_index(const Tensor& index, const char* op) {
            index.sizes());
 }
 
+// init: see run_scatter.
 void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool is_value,
-                  ScatterReduce reduce, const char* op) {
+                  ScatterReduce reduce, const char* op, const Tensor& init = {}) {
   check_index_tensor(self, index, op);
   check_same_dtype(self, src, op, is_value ? "value" : "src");
   const Tensor s = at_least_1d(self), ix = at_least_1d(index);
@@ -101,7 +118,7 @@ void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Te
              " to be smaller than self ", self.sizes(), " apart from dimension ", d, " and to be smaller than src ",
              is_value ? IntArrayRef(index.sizes()) : src.sizes());
   if (!is_value) sv = restride(sv, ix.sizes(), -1);
-  run_scatter(s, d, ix.sizes(), sv, ix, reduce, 1, false, op, index);
+  run_scatter(s, d, ix.sizes(), sv, ix, reduce, 1, false, op, index, init.defined() ? at_least_1d(init) : init);
 }
 
 }  // namespace
@@ -132,6 +149,20 @@ void scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor
 void scatter_value_(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, ScatterReduce reduce,
                     const char* op) {
   scatter_impl(self, dim, index, full({}, value, self.options()), true, reduce, op);
+}
+
+Tensor scatter_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce reduce,
+                    const char* op) {
+  Tensor out = empty(self.sizes(), self.options());
+  scatter_impl(out, dim, index, src, false, reduce, op, self);
+  return out;
+}
+
+Tensor scatter_value_copy(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+                          ScatterReduce reduce, const char* op) {
+  Tensor out = empty(self.sizes(), self.options());
+  scatter_impl(out, dim, index, full({}, value, self.options()), true, reduce, op, self);
+  return out;
 }
 
 Tensor index_select_wrapped(const Tensor& self, int64_t dim, const Tensor& index, bool wrap, const char* op) {

@@ -5,12 +5,57 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <vector>
 
 #include "core/native/index_ops.h"
 #include "core/parallel.h"
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 namespace gr::native {
+
+// Note [Row copies]
+// glibc 2.36 copies 4 KB and more with REP MOVSB, which Zen 3 runs about 10% slower than a loop
+// of 32-byte loads and stores when the rows come from random places: index_select's 2048 rows
+// of 4 KB took 0.38 ms by memcpy, 0.34 ms by the loop (glibc 2.39 stopped preferring REP MOVSB
+// on AMD, its bug 30994). Rows of 1 MB and more keep memcpy, which streams them past the cache.
+inline void copy_row(char* dst, const char* src, size_t n) {
+#if defined(__AVX__)
+  if (n >= 4096 && n < (size_t{1} << 20)) {
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 32));
+      const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 64));
+      const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 96));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), a);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 32), b);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 64), c);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 96), d);
+    }
+    std::memcpy(dst + i, src + i, n - i);
+    return;
+  }
+#endif
+  std::memcpy(dst, src, n);
+}
+
+// Note [Prefetching rows]
+// A gather or scatter along a row reads (or adds into) its elements in random order, which the
+// hardware prefetcher does not follow: each read of a line not yet in cache waits on memory.
+// When the reads will touch most of the next row's lines (reads >= lines / 4) it is cheaper to
+// prefetch that whole row while this one is worked on. Over [4096, 1024] float with 256
+// indices a row, 1 thread: gather 3.1 -> 1.6 ms, in-place scatter_add_ 3.8 -> 2.0 ms (load 4).
+// The caller knows where the next row is (scatter) or assumes rows lie one after another
+// (gather, which sees one row at a time). Prefetching the next tile of scatter's out-of-place
+// copy (Note [Scatter out of place]) made it slower.
+inline void prefetch_row(const char* row, int64_t bytes, int64_t reads) {
+  if (bytes > (int64_t{64} << 10) || reads * 4 * 64 < bytes) return;
+  for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(row + b);
+}
 
 // The position an index addresses on its axis; throws IndexOutOfRange (Note [Index errors]).
 template <class I>

@@ -48,11 +48,16 @@ enum class ScatterReduce : uint8_t { None, Add, Multiply };
 // (step[k] elements apart in operand k). Rest positions may then go to different threads
 // without two threads ever adding into one element. `serial` passes (index_put_ with
 // accumulate, whose positions come from several index tensors) run on one thread on the CPU.
+// Out of place (`copy_self`, CPU only), dst starts as a copy of self: `rest` has self as a
+// fourth operand, restrided like dst, and self_step is self's stride along the dim. See Note
+// [Scatter out of place].
 struct ScatterLoop {
   StridedLoop rest;
   int64_t n = 1;
   std::array<int64_t, 3> step{};
   bool serial = false;
+  bool copy_self = false;
+  int64_t self_step = 0;
 };
 // dst = src (None), dst + alpha * src (Add) or dst * src (Multiply).
 using ScatterFn = void (*)(const ScatterLoop& loop, ScalarType t, ScalarType index_t, IndexAxis axis,
@@ -93,6 +98,11 @@ void scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor
               const char* op);
 void scatter_value_(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, ScatterReduce reduce,
                     const char* op);
+// Out of place: a new tensor holding self with the scatter applied (scatter, scatter_add).
+Tensor scatter_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce reduce,
+                    const char* op);
+Tensor scatter_value_copy(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+                          ScatterReduce reduce, const char* op);
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
 // index_select with an op name and optional wrapping of negative indices (advanced indexing).
 Tensor index_select_wrapped(const Tensor& self, int64_t dim, const Tensor& index, bool wrap, const char* op);

@@ -96,8 +96,22 @@ void reduce_loop(const Folder& f, const In* in, int64_t outer, int64_t R, int64_
   if (inner == 1) {
     const int64_t chunks = std::max<int64_t>(1, (R + kRowChunk - 1) / kRowChunk);
     if (chunks == 1) {
+      // Note [Prefetching reduced rows] (as Note [Prefetching rows]): a row of 1 to 64 KB
+      // prefetches the next while it is folded. A 4 KB row is a page, and the hardware
+      // prefetcher, which stays within a page, has to find each row's stream again: sum/amax
+      // over [4096, 1024] floats from memory (load 5) took 0.53-0.67 and 0.62-0.76 ms without,
+      // 0.42-0.56 and 0.44-0.56 ms with (interleaved in one process; within the noise once the
+      // rows sit in L3).
+      const int64_t row_bytes = R * static_cast<int64_t>(sizeof(In));
+      const bool prefetch = row_bytes >= 1024 && row_bytes <= (64 << 10);
       parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
-        for (int64_t o = b; o < e; ++o) store(o, f.row(in + o * R, R));
+        for (int64_t o = b; o < e; ++o) {
+          if (prefetch && o + 1 < e) {
+            const char* next = reinterpret_cast<const char*>(in + (o + 1) * R);
+            for (int64_t k = 0; k < row_bytes; k += 64) __builtin_prefetch(next + k);
+          }
+          store(o, f.row(in + o * R, R));
+        }
       });
       return;
     }

@@ -63,8 +63,9 @@ TEST_CASE("large reductions run in parallel and stay accurate") {
   CHECK(third.sum().item<double>() == doctest::Approx(300000.0).epsilon(1e-6));
 }
 
-// See Note [Lane folds]: fold_row's vector lanes must give lane_fold's result bit for bit
-// (NaN for NaN), for every tail length and NaN position.
+// See Note [Lane folds] and Note [NaN-blind extremes]: fold_row's vector max/min must give
+// lane_fold's result bit for bit (NaN for NaN), for every tail length and NaN position; its
+// float sum (Note [Float sums in a cascade]) agrees to float rounding.
 TEST_CASE("fold_row's vector folds equal lane_fold") {
   namespace N = gr::native;
   namespace ops = gr::reduce_ops;
@@ -79,10 +80,38 @@ TEST_CASE("fold_row's vector folds equal lane_fold") {
       auto at = [p](int64_t i) { return p[i]; };
       CAPTURE(n);
       CAPTURE(nan_at);
-      CHECK(same(N::fold_row(ops::Sum<double>{}, p, n), N::lane_fold(ops::Sum<double>{}, n, at)));
+      const double sum = N::lane_fold(ops::Sum<double>{}, n, at), got = N::fold_row(ops::Sum<double>{}, p, n);
+      const double magnitude = N::lane_fold(ops::Sum<double>{}, n, [p](int64_t i) { return std::abs(double(p[i])); });
+      if (nan_at >= 0 && nan_at < n) CHECK(std::isnan(got));
+      else CHECK(std::abs(got - sum) <= 1e-6 * magnitude);
       CHECK(same(N::fold_row(ops::Max<float>{}, p, n), N::lane_fold(ops::Max<float>{}, n, at)));
       CHECK(same(N::fold_row(ops::Min<float>{}, p, n), N::lane_fold(ops::Min<float>{}, n, at)));
     }
+  }
+}
+
+// See Note [Float sums in a cascade]: float lanes keep their error flat on long rows. Positive
+// values are the hard case (a plain float sum of 10^6 to 10^7 of them is off by 1e-5 to 3e-5); the
+// error relative to a double sum must stay near float's epsilon, directly and through sum()
+// and mean() (rows cut into chunks).
+TEST_CASE("float row sums stay accurate on long rows") {
+  namespace N = gr::native;
+  uint64_t state = 12345;
+  for (int64_t n : {1000000, 3000001, 10000000}) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      x = static_cast<float>(state >> 40) / static_cast<float>(1 << 24);  // uniform in [0, 1)
+    }
+    double want = 0;
+    for (float x : v) want += x;
+    const double direct = N::fold_row(gr::reduce_ops::Sum<double>{}, v.data(), n);
+    CAPTURE(n);
+    CHECK(std::abs(direct - want) / want < 2e-7);
+    Tensor t = from_blob(v.data(), {n}, kFloat32);
+    CHECK(std::abs(t.sum().item<double>() - want) / want < 2e-7);
+    CHECK(std::abs(t.reshape({1, n}).sum(-1).item<double>() - want) / want < 2e-7);
+    CHECK(std::abs(t.mean().item<double>() - want / n) / (want / n) < 2e-7);
   }
 }
 

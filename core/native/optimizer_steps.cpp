@@ -30,8 +30,11 @@ void run(const Tensor& param, const Tensor& grad, const F& f, Buffers... buffers
   const T* g = grad.data_ptr<T>();
   if ((... && (buffers != nullptr))) {
     // Every buffer present (the usual case): a plain loop the compiler vectorises.
-    parallel_for(0, param.numel(), kGrainSize, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) f(p[i], g[i], buffers[i]...);
+    // A local copy of the functor: read through a reference, its fields would be reloaded
+    // after every store (they might alias the buffers) and the loop would stay scalar.
+    parallel_for(0, param.numel(), kGrainSize, [&, f](int64_t b, int64_t e) {
+      const F fn = f;
+      for (int64_t i = b; i < e; ++i) fn(p[i], g[i], buffers[i]...);
     });
     return;
   }
@@ -49,7 +52,20 @@ void sgd_cpu(const Tensor& p, const Tensor& g, const Tensor& buf, const functors
 void adam_cpu(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, const Tensor& vmax,
               const functors::AdamStep<double>& s) {
   dispatch_floating(p.scalar_type(), "adam", [&]<class T>() {
-    run<T>(p, g, functor_as<T>(s), ptr_or_null<T>(m), ptr_or_null<T>(v), ptr_or_null<T>(vmax));
+    const functors::AdamStep<T> f = functor_as<T>(s);
+    if (vmax.defined()) {
+      run<T>(p, g, f, m.data_ptr<T>(), v.data_ptr<T>(), vmax.data_ptr<T>());
+      return;
+    }
+    // Without amsgrad the max buffer is a local the functor never touches, so the loop takes
+    // run's every-buffer path (its per-element "buffer or dummy" choice stays scalar).
+    run<T>(
+        p, g,
+        [f](T& param, T grad, T& exp_avg, T& exp_avg_sq) {
+          T unused = T(0);
+          f(param, grad, exp_avg, exp_avg_sq, unused);
+        },
+        m.data_ptr<T>(), v.data_ptr<T>());
   });
 }
 void adadelta_cpu(const Tensor& p, const Tensor& g, const Tensor& sq, const Tensor& acc,

@@ -117,6 +117,25 @@ TEST_CASE("scaled_dot_product_attention reads head views in place: bitwise the c
   }
 }
 
+TEST_CASE("scaled_dot_product_attention: q, k, v split from one projection get their gradients as one tensor, bitwise") {
+  // Note [Packed qkv gradients]: the model's qkv [N, T, 3C] split into heads; its gradient
+  // equals the one through separate contiguous q, k, v.
+  const int64_t N = 2, T = 30, H = 3, D = 8, C = H * D;
+  Tensor grads[2];
+  for (int packed = 0; packed < 2; ++packed) {
+    Tensor qkv = randn_of({N, T, 3 * C}, 21, kFloat32).requires_grad_(true);
+    std::vector<Tensor> parts = qkv.split(C, 2);
+    auto heads = [&](const Tensor& t) {
+      Tensor h = t.view({N, T, H, D}).transpose(1, 2);
+      return packed ? h : h.contiguous();
+    };
+    Tensor out = scaled_dot_product_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), {}, 0.0, true);
+    out.backward(randn_of(out.sizes().vec(), 22, kFloat32));
+    grads[packed] = qkv.grad();
+  }
+  CHECK(equal(grads[0], grads[1]));
+}
+
 TEST_CASE("scaled_dot_product_attention in float32 is close to the float64 composite") {
   for (const Case& c : cases()) {
     INFO("case: ", c.name);

@@ -4,6 +4,7 @@
   build/apps/train_gpt --model tiny --steps 33 --threads 1 --sample 0 --eval-every 0 --profile gr.json
   python bench/gpt_torch.py --model tiny --steps 33 --threads 1 --eval-every 0 --profile torch.json
   python tools/profile_breakdown.py --gradring gr.json --torch torch.json --steps 30
+  (several traces per side: each row is the median over them, for a noisy machine)
 
 Both programs profile the steps after their first three and mark the phases of a step with
 spans of the same names (batch, zero_grad, forward, backward, clip_grad_norm_, optimizer.step).
@@ -15,6 +16,7 @@ an "overhead" row. Profiler overhead inflates both sides; compare shares and dif
 import argparse
 import json
 import re
+import statistics
 from collections import defaultdict
 
 PHASES = ("batch", "zero_grad", "forward", "backward", "clip_grad_norm_", "optimizer.step")
@@ -120,12 +122,18 @@ def breakdown(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gradring", required=True)
-    ap.add_argument("--torch", required=True)
+    ap.add_argument("--gradring", required=True, nargs="+", help="one or more traces (rows: the median)")
+    ap.add_argument("--torch", required=True, nargs="+", help="one or more traces (rows: the median)")
     ap.add_argument("--steps", type=int, required=True, help="training steps each trace holds")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
-    g, t = breakdown(a.gradring), breakdown(a.torch)
+
+    def median_rows(paths):
+        runs = [breakdown(p) for p in paths]
+        keys = set().union(*runs)
+        return defaultdict(float, {k: statistics.median(r[k] for r in runs) for k in keys})
+
+    g, t = median_rows(a.gradring), median_rows(a.torch)
     keys = sorted(set(g) | set(t), key=lambda k: (["forward", "backward", "step"].index(k[0]), -max(g[k], t[k])))
     gt, tt = sum(g.values()), sum(t.values())
     fmt = "| {:<9} | {:<30} | {:>8} | {:>6} | {:>8} | {:>6} | {:>8} |" if a.markdown else \

@@ -222,10 +222,9 @@ void widen(float* __restrict d, const S* __restrict s, int64_t n) {
 
 // ---- in-register transposes for packing lines that run along k ----
 // Each writes d[k * ds + r] = s[r * rs + k] for an 8x8 / 4x4 block (8x8 also from bfloat16).
-template <class S>
-void transpose8x8(float* d, int64_t ds, const S* s, int64_t rs) {
-  __m256 r[8], t[8], u[8];
-  for (int i = 0; i < 8; ++i) r[i] = load8_float(s + i * rs);
+// The 8x8 transpose of rows r[0..8) in registers: out[i] holds element i of every row.
+inline void transpose8_regs(const __m256 (&r)[8], __m256 (&out)[8]) {
+  __m256 t[8], u[8];
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
@@ -237,9 +236,16 @@ void transpose8x8(float* d, int64_t ds, const S* s, int64_t rs) {
     u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
   }
   for (int i = 0; i < 4; ++i) {
-    _mm256_storeu_ps(d + i * ds, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
-    _mm256_storeu_ps(d + (i + 4) * ds, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+    out[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    out[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
   }
+}
+template <class S>
+void transpose8x8(float* d, int64_t ds, const S* s, int64_t rs) {
+  __m256 r[8], out[8];
+  for (int i = 0; i < 8; ++i) r[i] = load8_float(s + i * rs);
+  transpose8_regs(r, out);
+  for (int i = 0; i < 8; ++i) _mm256_storeu_ps(d + i * ds, out[i]);
 }
 inline void transpose4x4(double* d, int64_t ds, const double* s, int64_t rs) {
   __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + rs), r2 = _mm256_loadu_pd(s + 2 * rs),
@@ -273,25 +279,13 @@ void transpose_tile(double* d, int64_t ds, const double* s, int64_t rs) {
 // which 8x8 and 4x4 tiles do not divide (element by element, packing took 8% of a GEMM).
 template <class S>
 void transpose6x8(float* d, const S* s, int64_t rs) {
-  __m256 r[8], t[8], u[8];
+  __m256 r[8], out[8];
   for (int i = 0; i < 6; ++i) r[i] = load8_float(s + i * rs);
   r[6] = r[7] = _mm256_setzero_ps();
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-  }
-  for (int i = 0; i < 4; ++i) {
-    const __m256 lo = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20), hi = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-    _mm_storeu_ps(d + i * 6, _mm256_castps256_ps128(lo));
-    _mm_storel_pi(reinterpret_cast<__m64*>(d + i * 6 + 4), _mm256_extractf128_ps(lo, 1));
-    _mm_storeu_ps(d + (i + 4) * 6, _mm256_castps256_ps128(hi));
-    _mm_storel_pi(reinterpret_cast<__m64*>(d + (i + 4) * 6 + 4), _mm256_extractf128_ps(hi, 1));
+  transpose8_regs(r, out);
+  for (int i = 0; i < 8; ++i) {
+    _mm_storeu_ps(d + i * 6, _mm256_castps256_ps128(out[i]));
+    _mm_storel_pi(reinterpret_cast<__m64*>(d + i * 6 + 4), _mm256_extractf128_ps(out[i], 1));
   }
 }
 

@@ -247,7 +247,6 @@ int run(const Options& o, Job& job) {
   GR_CHECK(o.curve.empty() || !job.leader() || curve != nullptr, "cannot write --curve ", o.curve);
 
   const int64_t kill_at = apps::test_kill_step(job.rank);  // a test hook
-  if (!o.profile.empty()) profiler::enable();
   apps::ProgressBar bar("train", o.steps, std::chrono::seconds(o.json ? 0 : 5));
   const int64_t tokens_per_step = B * T * o.grad_accum * job.world;
   double timed_seconds = 0, train_loss = NAN, val_loss = NAN;
@@ -255,23 +254,35 @@ int run(const Options& o, Job& job) {
   const int64_t first_step = step;
   const int64_t warm_steps = std::min<int64_t>(3, (o.steps - first_step) / 2);  // left out of tokens/s
   for (; step < o.steps; ++step) {
+    // The profile covers the timed steps: the first ones warm the allocator and the caches.
+    if (!o.profile.empty() && step - first_step == warm_steps) profiler::enable();
     const auto t0 = Clock::now();
     for (auto& group : optimizer->param_groups()) group.options().set_lr(lr_at(o, step));
-    optimizer->zero_grad();
+    {
+      profiler::ScopedEvent span("zero_grad");
+      optimizer->zero_grad();
+    }
     double loss_sum = 0;
     for (int64_t k = 0; k < o.grad_accum; ++k) {
       const int64_t micro = step * o.grad_accum + k;
       if (train.epoch() != micro / per_epoch) train.set_epoch(micro / per_epoch);
       std::vector<int64_t> rows(static_cast<size_t>(B));
       std::iota(rows.begin(), rows.end(), (micro % per_epoch) * B);
-      auto batch = batch_of(train, rows, job.device);
+      auto batch = [&] {
+        profiler::ScopedEvent span("batch");
+        return batch_of(train, rows, job.device);
+      }();
       auto micro_step = [&] {
         Tensor loss;
         {
+          profiler::ScopedEvent span("forward");
           auto amp = mixed_precision(o, job);
           loss = model->loss(forward(batch.data), batch.target) / static_cast<double>(o.grad_accum);
         }
-        loss.backward();
+        {
+          profiler::ScopedEvent span("backward");
+          loss.backward();
+        }
         loss_sum += loss.item<double>();
       };
       if (ddp && k + 1 < o.grad_accum) {
@@ -281,8 +292,14 @@ int run(const Options& o, Job& job) {
         micro_step();
       }
     }
-    if (o.clip > 0) nn::utils::clip_grad_norm_(params, o.clip);
-    optimizer->step();
+    if (o.clip > 0) {
+      profiler::ScopedEvent span("clip_grad_norm_");
+      nn::utils::clip_grad_norm_(params, o.clip);
+    }
+    {
+      profiler::ScopedEvent span("optimizer.step");
+      optimizer->step();
+    }
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (step - first_step >= warm_steps) {  // the first steps warm the allocator and the caches
       timed_seconds += seconds;

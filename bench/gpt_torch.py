@@ -10,6 +10,7 @@ the windows of the byte corpus are chosen exactly as gradring's TokenDataset cho
   python -m torch.distributed.run --nproc-per-node 2 bench/gpt_torch.py --model tiny   (DDP, gloo)
 """
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -216,6 +217,8 @@ def main():
     ap.add_argument("--load", help="initial weights (safetensors, train_gpt's names)")
     ap.add_argument("--save", help="write the final weights (safetensors)")
     ap.add_argument("--curve", help="write step,train_loss,val_loss lines to this CSV file")
+    ap.add_argument("--profile", help="profile the training steps after the first 3 (torch.profiler): print a "
+                    "per-op table and write a Chrome trace here (rank 0's)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
 
@@ -253,20 +256,30 @@ def main():
     per_epoch = len(train) // B
     curve = open(a.curve, "w") if a.curve and rank == 0 else None
     timed_tokens, timed_seconds, val_loss, loss_value = 0, 0.0, float("nan"), float("nan")
+    profiler = None
     for step in range(a.steps):
+        if a.profile and step == min(3, a.steps - 1):  # as train_gpt's: after the warm-up steps
+            profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+            profiler.__enter__()
         epoch, i = divmod(step, per_epoch)
         if train.epoch != epoch:
             train.set_epoch(epoch)
         x, y = train.batch(i * B, B)
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a.lr, a.warmup, a.steps, min_lr)
+        # Named phases in the profile (train_gpt's spans).
+        span = torch.profiler.record_function if profiler is not None else (lambda name: contextlib.nullcontext())
         t0 = time.perf_counter()
-        with dtype_ctx():
+        with span("forward"), dtype_ctx():
             _, loss = net(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        with span("zero_grad"):
+            opt.zero_grad(set_to_none=True)
+        with span("backward"):
+            loss.backward()
+        with span("clip_grad_norm_"):
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        with span("optimizer.step"):
+            opt.step()
         loss_value = loss.item()
         dt = time.perf_counter() - t0
         if step >= 3:  # the first steps warm the allocator and the kernels' caches
@@ -287,6 +300,12 @@ def main():
         if curve is not None and (evaluated or step % 10 == 0):
             curve.write(f"{step + 1},{loss_value:.6f},{val_loss if evaluated else ''}\n")
     tps = timed_tokens / timed_seconds if timed_seconds > 0 else 0.0
+    if profiler is not None:
+        profiler.__exit__(None, None, None)
+        if rank == 0:
+            profiler.export_chrome_trace(a.profile)
+            if not a.json:
+                print(profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=40))
     if a.save and rank == 0:
         from safetensors.torch import save_file
         save_file({k: v.contiguous() for k, v in model.state_dict().items()}, a.save)

@@ -16,6 +16,26 @@ namespace gr {
 // shape: an RNN that unbinds its [T, B, G] input projection into T steps would then spend
 // O(T^2 B G) in backward instead of O(T B G).
 
+namespace {
+
+// When the parts' gradients already lie side by side along dim d in one storage (same
+// strides, each starting where the previous one ends: Note [Packed qkv gradients]), the
+// gradient of the whole is a view over them, with no copy. Undefined otherwise, and under
+// create_graph (cat keeps the history).
+Tensor adjacent_parts(const TensorList& g, int64_t d, const std::vector<int64_t>& sizes) {
+  if (g.empty() || !g[0].defined() || autograd::needs_grad_list(g)) return {};
+  int64_t offset = g[0].storage_offset();
+  for (const Tensor& t : g) {
+    if (!t.defined() || !t.storage().is_same(g[0].storage()) || t.strides() != g[0].strides() ||
+        t.scalar_type() != g[0].scalar_type() || t.storage_offset() != offset)
+      return {};
+    offset += t.size(d) * t.stride(d);
+  }
+  return make_view(g[0], sizes, g[0].strides().vec(), g[0].storage_offset());
+}
+
+}  // namespace
+
 std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef split_sizes, int64_t dim) const {
   GR_CHECK(this->dim() > 0, "split_with_sizes: expected a tensor with at least one dimension, got a 0-d tensor");
   const int64_t d = wrap_dim(dim, this->dim(), "split_with_sizes");
@@ -33,9 +53,11 @@ std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef split_sizes, int64_t di
     at += s;
   }
   if (autograd::needs_grad(*this) && !parts.empty())
-    autograd::record("SplitWithSizesBackward", {*this}, parts, [d](const TensorList& g, const std::vector<bool>&) {
-      return TensorList{cat(g, d)};
-    }, true);
+    autograd::record("SplitWithSizesBackward", {*this}, parts,
+                     [d, sizes = sizes().vec()](const TensorList& g, const std::vector<bool>&) {
+                       if (Tensor whole = adjacent_parts(g, d, sizes); whole.defined()) return TensorList{whole};
+                       return TensorList{cat(g, d)};
+                     }, true);
   return parts;
 }
 

@@ -131,11 +131,13 @@ struct Tile {
   static constexpr int64_t MB = (sizeof(T) == 4 ? 3072 : 1536) / MR * MR;
 };
 
-// c[MR x NR] (row stride ldc) = alpha * a-panel x b-panel + beta * c. a: kc x MR values,
-// k-major as packed below; b: kc rows of NR values, ldb apart (NR when packed).
-template <class Tl, class T>
-void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb, T* __restrict c, int64_t ldc,
-                  T alpha, T beta) {
+// c[MR x NR] (row stride ldc) = alpha * A x b-panel + beta * c. A: a packed panel (kc x MR
+// values, k-major as packed below), or with kRows MR rows read in place (A(r, k) at
+// a[r * lda + k]; See Note [GEMM operands in place]). b: kc rows of NR values, ldb apart (NR
+// when packed).
+template <class Tl, bool kRows, class T>
+void micro_kernel_impl(int64_t kc, const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb,
+                       T* __restrict c, int64_t ldc, T alpha, T beta) {
   using S = typename Tl::S;
   using V = typename S::V;
   constexpr int MR = Tl::MR, NV = Tl::NV, L = S::L;
@@ -151,11 +153,11 @@ void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int6
     for (int v = 0; v < NV; ++v) bv[v] = S::load(b + v * L);
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r) {
-      V av = S::set1(a[r]);
+      V av = S::set1(kRows ? a[r * lda] : a[r]);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(av, bv[v], acc[r][v]);
     }
-    a += MR;
+    a += kRows ? 1 : MR;
     b += ldb;
   }
   if (alpha != T(1)) {
@@ -184,16 +186,30 @@ void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int6
   }
 }
 
-// A partial tile (mr <= MR rows, nr <= NR columns): full kernel into a buffer, then merge.
+// The micro-kernel on a packed A panel.
 template <class Tl, class T>
-void edge_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t mr, int64_t nr, T alpha,
-                 T beta) {
+void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb, T* __restrict c, int64_t ldc,
+                  T alpha, T beta) {
+  micro_kernel_impl<Tl, false>(kc, a, 0, b, ldb, c, ldc, alpha, beta);
+}
+
+// A partial tile (mr <= MR rows, nr <= NR columns): full kernel into a buffer, then merge.
+// With kRows, A's rows are read in place, so all MR of them must exist (mr < MR only for
+// partial columns).
+template <class Tl, bool kRows = false, class T>
+void edge_kernel(int64_t kc, const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t mr,
+                 int64_t nr, T alpha, T beta) {
   constexpr int MR = Tl::MR, NR = Tl::NR;
   alignas(64) T tmp[MR * NR];
-  micro_kernel<Tl>(kc, a, b, ldb, tmp, NR, alpha, T(0));
+  micro_kernel_impl<Tl, kRows>(kc, a, lda, b, ldb, tmp, NR, alpha, T(0));
   for (int64_t r = 0; r < mr; ++r)
     for (int64_t j = 0; j < nr; ++j)
       c[r * ldc + j] = beta == T(0) ? tmp[r * NR + j] : tmp[r * NR + j] + beta * c[r * ldc + j];
+}
+template <class Tl, class T>
+void edge_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t mr, int64_t nr, T alpha,
+                 T beta) {
+  edge_kernel<Tl, false>(kc, a, 0, b, ldb, c, ldc, mr, nr, alpha, beta);
 }
 
 // ---- bfloat16 operands: widened to float while packing (a shift: bf16 is float's top half) ----
@@ -212,10 +228,9 @@ void widen(float* __restrict d, const S* __restrict s, int64_t n) {
 
 // ---- in-register transposes for packing lines that run along k ----
 // Each writes d[k * ds + r] = s[r * rs + k] for an 8x8 / 4x4 block (8x8 also from bfloat16).
-template <class S>
-void transpose8x8(float* d, int64_t ds, const S* s, int64_t rs) {
-  __m256 r[8], t[8], u[8];
-  for (int i = 0; i < 8; ++i) r[i] = load8_float(s + i * rs);
+// The 8x8 transpose of rows r[0..8) in registers: out[i] holds element i of every row.
+inline void transpose8_regs(const __m256 (&r)[8], __m256 (&out)[8]) {
+  __m256 t[8], u[8];
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
@@ -227,9 +242,16 @@ void transpose8x8(float* d, int64_t ds, const S* s, int64_t rs) {
     u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
   }
   for (int i = 0; i < 4; ++i) {
-    _mm256_storeu_ps(d + i * ds, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
-    _mm256_storeu_ps(d + (i + 4) * ds, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+    out[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    out[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
   }
+}
+template <class S>
+void transpose8x8(float* d, int64_t ds, const S* s, int64_t rs) {
+  __m256 r[8], out[8];
+  for (int i = 0; i < 8; ++i) r[i] = load8_float(s + i * rs);
+  transpose8_regs(r, out);
+  for (int i = 0; i < 8; ++i) _mm256_storeu_ps(d + i * ds, out[i]);
 }
 inline void transpose4x4(double* d, int64_t ds, const double* s, int64_t rs) {
   __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + rs), r2 = _mm256_loadu_pd(s + 2 * rs),
@@ -258,17 +280,36 @@ template <int G>
 void transpose_tile(double* d, int64_t ds, const double* s, int64_t rs) {
   transpose4x4(d, ds, s, rs);
 }
+// Six lines of 8 values (line r at s + r * rs) into d[k * 6 + r], k < 8: the 8x8 transpose
+// with two zero lines, each output row stored as 4 + 2 floats. For AVX2's 6-row panels,
+// which 8x8 and 4x4 tiles do not divide (element by element, packing took 8% of a GEMM).
+template <class S>
+void transpose6x8(float* d, const S* s, int64_t rs) {
+  __m256 r[8], out[8];
+  for (int i = 0; i < 6; ++i) r[i] = load8_float(s + i * rs);
+  r[6] = r[7] = _mm256_setzero_ps();
+  transpose8_regs(r, out);
+  for (int i = 0; i < 8; ++i) {
+    _mm_storeu_ps(d + i * 6, _mm256_castps256_ps128(out[i]));
+    _mm_storel_pi(reinterpret_cast<__m64*>(d + i * 6 + 4), _mm256_extractf128_ps(out[i], 1));
+  }
+}
+
 // Tile size: 8x8 for float when R allows, else 4x4.
 template <class T, int R>
 constexpr int kTile = sizeof(T) == 4 && R % 8 == 0 ? 8 : 4;
 
 // Packs R lines (line r at s + r * rs, contiguous along k) into d[k * R + r] for the
 // leading k that whole transpose tiles cover; returns how many k were done. bfloat16
-// lines have 8x8 tiles only.
+// lines have 8x8 (and 6x8) tiles only.
 template <int R, class T, class S>
 int64_t transpose_lines(T* d, const S* s, int64_t rs, int64_t kc) {
   constexpr int G = kTile<T, R>;
-  if constexpr (R % G != 0 || (G != 8 && !std::is_same_v<S, T>)) {
+  if constexpr (R == 6 && std::is_same_v<T, float>) {
+    const int64_t kend = kc / 8 * 8;
+    for (int64_t k = 0; k < kend; k += 8) transpose6x8(d + k * 6, s + k, rs);
+    return kend;
+  } else if constexpr (R % G != 0 || (G != 8 && !std::is_same_v<S, T>)) {
     return 0;
   } else {
     const int64_t kend = kc / G * G;

@@ -65,6 +65,7 @@ const std::vector<Case>& cases() {
       {"plain, L != S, odd sizes", {2, 3, 50, 7}, {2, 3, 101, 7}, {2, 3, 101, 5}},
       {"several tiles each way", {1, 2, 130, 16}, {1, 2, 200, 16}, {1, 2, 200, 33}},
       {"causal, L == S", {2, 2, 130, 8}, {2, 2, 130, 8}, {2, 2, 130, 8}, 0, {}, true},
+      {"causal, short (train_gpt's tiny: narrow key tiles)", {2, 2, 64, 32}, {2, 2, 64, 32}, {2, 2, 64, 32}, 0, {}, true},
       {"causal, L < S", {2, 37, 8}, {2, 100, 8}, {2, 100, 8}, 0, {}, true},
       {"causal, L > S", {1, 150, 8}, {1, 60, 8}, {1, 60, 4}, 0, {}, true},
       {"bool mask [L, S]", {2, 3, 50, 8}, {2, 3, 101, 8}, {2, 3, 101, 8}, 1, {50, 101}},
@@ -114,6 +115,25 @@ TEST_CASE("scaled_dot_product_attention reads head views in place: bitwise the c
     }
     for (int i = 0; i < 4; ++i) CHECK(equal(results[0][i], results[1][i]));
   }
+}
+
+TEST_CASE("scaled_dot_product_attention: q, k, v split from one projection get their gradients as one tensor, bitwise") {
+  // Note [Packed qkv gradients]: the model's qkv [N, T, 3C] split into heads; its gradient
+  // equals the one through separate contiguous q, k, v.
+  const int64_t N = 2, T = 30, H = 3, D = 8, C = H * D;
+  Tensor grads[2];
+  for (int packed = 0; packed < 2; ++packed) {
+    Tensor qkv = randn_of({N, T, 3 * C}, 21, kFloat32).requires_grad_(true);
+    std::vector<Tensor> parts = qkv.split(C, 2);
+    auto heads = [&](const Tensor& t) {
+      Tensor h = t.view({N, T, H, D}).transpose(1, 2);
+      return packed ? h : h.contiguous();
+    };
+    Tensor out = scaled_dot_product_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), {}, 0.0, true);
+    out.backward(randn_of(out.sizes().vec(), 22, kFloat32));
+    grads[packed] = qkv.grad();
+  }
+  CHECK(equal(grads[0], grads[1]));
 }
 
 TEST_CASE("scaled_dot_product_attention in float32 is close to the float64 composite") {

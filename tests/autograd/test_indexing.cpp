@@ -38,6 +38,20 @@ TEST_CASE("shape views share storage and write through") {
   CHECK_FALSE(x.index({longs({0})}).storage().is_same(x.storage()));
 }
 
+TEST_CASE("split's backward: gradients lying side by side become the whole gradient; any other layout is concatenated") {
+  // Note [Packed qkv gradients]: adjacent views in one storage are taken as they are.
+  Tensor x = seeded({4, 6}, 1).requires_grad_(true);
+  Tensor g = seeded({4, 6}, 2);
+  std::vector<Tensor> parts = x.split(2, 1);
+  autograd::backward(parts, {g.narrow(1, 0, 2), g.narrow(1, 2, 2), g.narrow(1, 4, 2)});
+  CHECK(equal(x.grad(), g));
+  // The same views in another order, and separate tensors, are concatenated.
+  x.mutable_grad() = Tensor();
+  parts = x.split(2, 1);
+  autograd::backward(parts, {g.narrow(1, 2, 2), g.narrow(1, 0, 2), g.narrow(1, 4, 2).clone()});
+  CHECK(equal(x.grad(), cat({g.narrow(1, 2, 2), g.narrow(1, 0, 2), g.narrow(1, 4, 2)}, 1)));
+}
+
 TEST_CASE("a libtorch program's indexing compiles and behaves as in libtorch") {
   Tensor x = arange(20, kFloat32).reshape({4, 5});
   check_values(x.index({Slice(None, 2), Slice(3, None)}), {3, 4, 8, 9});

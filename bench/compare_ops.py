@@ -23,6 +23,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from table_print import print_table  # noqa: E402
+
 OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 CONV_TARGET = ("conv2d_fwdbwd", "64x32x13x13,w64x32x3x3")
 
@@ -242,16 +245,7 @@ def main():
         u = "GB/s" if unit == "gbps" else "GFLOP/s"
         lines.append([op, shape, str(t), f"{gms:.3f}", f"{tms:.3f}", f"{grate:.1f} {u}", f"{trate:.1f} {u}",
                       f"{sp:.2f}x"])
-    if args.markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + "|".join("---" for _ in head) + "|")
-        for l in lines:
-            print("| " + " | ".join(l) + " |")
-    else:
-        widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h) for i, h in enumerate(head)]
-        print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-        for l in lines:
-            print("  ".join(c.ljust(w) for c, w in zip(l, widths)))
+    print_table(head, lines, args.markdown)
 
     # Targets: SGEMM >= 0.9x torch's GFLOP/s everywhere; the conv2d training step >= 1.25x at 1 thread.
     for op, shape, t, gms, tms, grate, trate, unit, sp in rows:

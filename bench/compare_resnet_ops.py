@@ -21,6 +21,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from table_print import print_table  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # (name, count per step, C_in, C_out, H, k, stride, pad, input_grad): apps/bench_resnet_ops.cpp's list.
 LAYERS = [
@@ -178,18 +181,10 @@ def main():
         ratio = t["ms"] / g["ms"] if g["ms"] > 0 else float("inf")
         lines.append([key[0], key[1], str(c), f"{g['ms']:.3f}", f"{t['ms']:.3f}", f"{ratio:.2f}x",
                       f"{g['ms'] * c:.2f}", f"{t['ms'] * c:.2f}"])
-    lines.append(["sum of fwd + bwd rows x count", "", "", "", "", f"{tot_t / tot_g:.2f}x" if tot_g else "",
-                  f"{tot_g:.1f}", f"{tot_t:.1f}"])
-    if a.markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + "|".join("---" for _ in head) + "|")
-        for l in lines:
-            print("| " + " | ".join(l) + " |")
-    else:
-        widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(head)]
-        print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-        for l in lines:
-            print("  ".join(c.ljust(w) for c, w in zip(l, widths)))
+    if tot_g:  # only where per-op rows ran (not with --only model)
+        lines.append(["sum of fwd + bwd rows x count", "", "", "", "", f"{tot_t / tot_g:.2f}x",
+                      f"{tot_g:.1f}", f"{tot_t:.1f}"])
+    print_table(head, lines, a.markdown)
 
 
 if __name__ == "__main__":

@@ -188,6 +188,8 @@ uint64_t ring_slot(uint32_t tag, int step) {  // a prefix Gloo's own collectives
   return (uint64_t{0x10} << 56) | (uint64_t{tag} << 24) | static_cast<uint64_t>(step);
 }
 
+int ring_chunk(int rank, int back, int size) { return ((rank - back) % size + size) % size; }  // rank - back, mod size
+
 }  // namespace
 
 void ProcessGroupGloo::run_reduce_scatter(const Tensor& out, const std::vector<Tensor>& ins, ReduceOp op,
@@ -199,7 +201,7 @@ void ProcessGroupGloo::run_reduce_scatter(const Tensor& out, const std::vector<T
   const ReduceKernel reduce = reduce_kernel(op, out.scalar_type(), "gloo");
   const size_t n = static_cast<size_t>(out.numel()), bytes = out.nbytes();
   const int right = (rank_ + 1) % size_, left = (rank_ + size_ - 1) % size_;
-  const auto chunk = [&](int back) { return ((rank_ - back) % size_ + size_) % size_; };
+  const auto chunk = [&](int back) { return ring_chunk(rank_, back, size_); };
   Tensor partial[2] = {empty_like(out), size_ > 2 ? empty_like(out) : Tensor()};
   for (int s = 0; s + 1 < size_; ++s) {
     const Tensor& from = s == 0 ? ins[chunk(1)] : partial[(s - 1) % 2];
@@ -219,7 +221,7 @@ void ProcessGroupGloo::run_allgather(const std::vector<Tensor>& outs, const Tens
   if (size_ == 1 || in.numel() == 0) return;
   const size_t bytes = in.nbytes();
   const int right = (rank_ + 1) % size_, left = (rank_ + size_ - 1) % size_;
-  const auto chunk = [&](int back) { return ((rank_ - back) % size_ + size_) % size_; };
+  const auto chunk = [&](int back) { return ring_chunk(rank_, back, size_); };
   for (int s = 0; s + 1 < size_; ++s) {
     auto sent = context_->createUnboundBuffer(outs[chunk(s)].data_ptr(), bytes);
     auto received = context_->createUnboundBuffer(outs[chunk(s + 1)].data_ptr(), bytes);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/cli.h"
+#include "common/comm_trace.h"
 #include "common/ddp_checks.h"
 #include "common/bench_models.h"
 #include "core/memory_stats.h"
@@ -38,6 +39,8 @@ using namespace gr;
 using namespace gr::distributed;
 using gr::nn::parallel::DistributedDataParallel;
 using gr::nn::parallel::DistributedDataParallelOptions;
+using gr::apps::ms;
+using gr::apps::StepTimes;
 
 namespace {
 
@@ -77,12 +80,6 @@ int64_t state_bytes(const optim::Optimizer& opt) {
   return bytes;
 }
 
-// Timestamps of one step (profiler clock, ns), and the CPU time the process used in it.
-struct StepTimes {
-  int64_t start, backward_start, backward_end, end;
-  int64_t cpu_ns;
-};
-
 // CPU time of the whole process (every thread: compute, Gloo's, the hooks), user + system.
 int64_t process_cpu_ns() {
   rusage u{};
@@ -98,10 +95,7 @@ struct ModeResult {
   double backward_ms = 0;               // per step, averaged over ranks
   double optimizer_ms = 0;              // optimizer.step() after backward, per step, averaged over ranks
   double cpu_ms = 0;                    // process CPU time per step, averaged over ranks
-  double comm_ms = 0;    // time with at least one bucket all-reduce in flight, per step
-  double hidden_ms = 0;  // ... of which while backward computed gradients (see analyse_trace)
-  double hidden_until_wait_ms = 0;  // ... of which between backward's start and the DDP wait
-  double wait_ms = 0;    // the "DDP wait" span at the end of backward
+  double comm_ms = 0, hidden_ms = 0, hidden_until_wait_ms = 0, wait_ms = 0;  // see apps::CommFigures
   double grad_err = -1;  // DDP's gradients against a hand-made all-reduce (-1: not checked)
   double param_err = -1;  // parameters against the overlap mode's after the timed steps (-1: not checked)
   double param_bytes = 0, grad_bytes = 0, state_bytes = 0;  // per parameter, on this rank, after a step
@@ -109,55 +103,6 @@ struct ModeResult {
   std::vector<double> step_series;  // each timed step's time on the slowest rank, in order
   bool ranks_agree = true;  // parameters identical on every rank after the timed steps
 };
-
-double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
-
-// Length of the union of [begin, end) intervals, clipped to [lo, hi).
-int64_t covered(std::vector<std::pair<int64_t, int64_t>> spans, int64_t lo, int64_t hi) {
-  for (auto& s : spans) s = {std::max(s.first, lo), std::min(s.second, hi)};
-  std::sort(spans.begin(), spans.end());
-  int64_t total = 0, reach = lo;
-  for (auto [b, e] : spans) {
-    b = std::max(b, reach);
-    if (e > b) {
-      total += e - b;
-      reach = e;
-    }
-  }
-  return total;
-}
-
-// Per-step communication figures from the profiler's events, averaged over the steps. Backward
-// computes gradients until the last bucket is launched (its last gradient just became ready);
-// after that only the launching hook and the DDP wait remain, so "hidden" counts communication
-// in flight between backward's start and that launch (or the DDP wait, if earlier).
-void analyse_trace(const std::vector<profiler::Event>& events, const std::vector<StepTimes>& steps, ModeResult& r) {
-  int64_t comm = 0, hidden = 0, hidden_until_wait = 0, wait = 0;
-  for (const StepTimes& s : steps) {
-    std::vector<std::pair<int64_t, int64_t>> spans;
-    int64_t wait_start = s.backward_end, last_launch = s.backward_start;
-    for (const profiler::Event& e : events) {
-      const int64_t b = e.start_ns, end = e.start_ns + e.duration_ns;
-      if (b < s.start || b >= s.end) continue;
-      if (e.category && std::strcmp(e.category, "comm") == 0) {
-        spans.emplace_back(b, end);
-        last_launch = std::max(last_launch, b);
-      }
-      if (e.name == "DDP wait" && b >= s.backward_start && b < wait_start) {
-        wait_start = b;
-        wait += e.duration_ns;
-      }
-    }
-    comm += covered(spans, s.start, s.end);
-    hidden += covered(spans, s.backward_start, std::min(wait_start, last_launch));
-    hidden_until_wait += covered(spans, s.backward_start, wait_start);
-  }
-  const double n = static_cast<double>(steps.size());
-  r.comm_ms = ms(comm) / n;
-  r.hidden_ms = ms(hidden) / n;
-  r.hidden_until_wait_ms = ms(hidden_until_wait) / n;
-  r.wait_ms = ms(wait) / n;
-}
 
 // Prints a progress line on stderr (rank 0) at most every two seconds.
 class Progress {
@@ -242,7 +187,9 @@ ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& eve
   ModeResult r;
   r.mode = run.mode;
   run.ddp.wait_for_parameters();  // zero2-fwd: the last step's gathers, before the parameters are read
-  analyse_trace(events, run.steps, r);
+  const apps::CommFigures comm = apps::analyse_comm_trace(events, run.steps);
+  r.comm_ms = comm.comm_ms, r.hidden_ms = comm.hidden_ms;
+  r.hidden_until_wait_ms = comm.hidden_until_wait_ms, r.wait_ms = comm.wait_ms;
   r.buckets = run.sync ? run.ddp.reducer().bucket_bytes().size() : 0;
   double backward = 0, cpu = 0, optimizer = 0;
   std::vector<double> step_ms;

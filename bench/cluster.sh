@@ -9,6 +9,7 @@
 #     --nodes N            nodes (default 2; at most 200)
 #     --rate R             each link's rate in each direction: 1gbit, 2500mbit, 10gbit, ... (default 10gbit)
 #     --nproc-per-node P   workers per node (default 1)
+#     --mtu M              every link's MTU in bytes, 576..65535 (default 1500; 9000 = jumbo frames)
 #     --timeout S          seconds the whole run may take; then every node is stopped (default 600; exit 124)
 #     --launcher PATH      launcher started in each node (default: build/apps/gradring-run)
 #     --logs DIR           keep each node's output in DIR/node<i>.log (default: a temporary folder)
@@ -22,18 +23,20 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 nodes=2
 rate=10gbit
 nproc=1
+mtu=1500
 limit=600
 launcher=$root/build/apps/gradring-run
 logs=""
 cleanup_only=0
 prefix=grc  # every namespace and link this script makes is grc<pid>..., so leftovers are recognised
 
-usage() { echo "cluster: $*" >&2; sed -n '8,15p' "$0" >&2; exit 2; }
+usage() { echo "cluster: $*" >&2; sed -n '8,16p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=${2:-}; shift 2 ;;
     --rate) rate=${2:-}; shift 2 ;;
     --nproc-per-node) nproc=${2:-}; shift 2 ;;
+    --mtu) mtu=${2:-}; shift 2 ;;
     --timeout) limit=${2:-}; shift 2 ;;
     --launcher) launcher=${2:-}; shift 2 ;;
     --logs) logs=${2:-}; shift 2 ;;
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 1 && nodes <= 200)) || usage "--nodes must be 1..200, got '$nodes'"
 [[ $nproc =~ ^[0-9]+$ ]] && ((nproc >= 1)) || usage "--nproc-per-node must be a positive number, got '$nproc'"
+[[ $mtu =~ ^[0-9]+$ ]] && ((mtu >= 576 && mtu <= 65535)) || usage "--mtu must be 576..65535 bytes, got '$mtu'"
 [[ $limit =~ ^[0-9]+$ ]] && ((limit >= 1)) || usage "--timeout must be a positive number of seconds, got '$limit'"
 # The rate in bits/s, for the bucket size: tc's own units for bits (bit, kbit, mbit, gbit).
 [[ $rate =~ ^([0-9]+)(bit|kbit|mbit|gbit)$ ]] || usage "--rate must be a number with bit, kbit, mbit or gbit, got '$rate'"
@@ -124,6 +128,8 @@ for ((i = 0; i < nodes; ++i)); do
   ip -n "$switch" link set "${tag}s$i" name "port$i"
   ip -n "$switch" link set "port$i" master br0
   ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev eth0
+  ip -n "$ns" link set eth0 mtu "$mtu"
+  ip -n "$switch" link set "port$i" mtu "$mtu"
   ip -n "$ns" link set lo up
   ip -n "$ns" link set eth0 up
   ip -n "$switch" link set "port$i" up
@@ -138,7 +144,7 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$threads}
 # PyTorch's Gloo binds the address its host name resolves to, which is not inside a namespace.
 export GLOO_SOCKET_IFNAME=${GLOO_SOCKET_IFNAME:-eth0}
 unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT GROUP_RANK
-echo "cluster: $nodes node(s) x $nproc worker(s), links $rate each way (tbf, burst $burst B), no added delay;" \
+echo "cluster: $nodes node(s) x $nproc worker(s), links $rate each way (tbf, burst $burst B, MTU $mtu), no added delay;" \
   "OMP_NUM_THREADS=$OMP_NUM_THREADS; timeout ${limit}s" >&2
 for ((i = 0; i < nodes; ++i)); do
   ip netns exec "${tag}n$i" timeout --kill-after=10 "$limit" "$launcher" --nnodes "$nodes" --node-rank "$i" \

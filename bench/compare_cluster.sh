@@ -5,7 +5,9 @@
 # each run's JSON goes to DIR/<nodes>n_<rate>_<model>_<gr|torch>_<round>.json and
 # bench/cluster_table.py DIR prints the medians. 1 rank per node. Usage:
 #   bench/compare_cluster.sh [--nodes "2 4"] [--rates "1gbit 2500mbit 10gbit"] [--models "reference resnet18"]
-#                            [--repeat R] [--steps S] [--no-torch] [--out DIR] [-- extra bench_ddp args]
+#                            [--repeat R] [--steps S] [--batch-size B] [--bucket-cap-mb C] [--no-torch]
+#                            [--out DIR] [-- extra bench_ddp args]
+# --batch-size and --bucket-cap-mb go to both sides (default: each side's own defaults, which agree).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 nodes_list="2"
@@ -15,6 +17,7 @@ repeat=1
 steps=10
 torch=1
 out=/tmp/compare_cluster
+both=()  # arguments for both sides
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes_list=$2; shift 2 ;;
@@ -22,6 +25,7 @@ while [ $# -gt 0 ]; do
     --models) models=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
+    --batch-size | --bucket-cap-mb) both+=("$1" "$2"); shift 2 ;;
     --no-torch) torch=0; shift ;;
     --out) out=$2; shift 2 ;;
     --) shift; break ;;
@@ -39,11 +43,11 @@ for ((round = 1; round <= repeat; ++round)); do
         base=$out/${n}n_${rate}_${model}
         echo "$(date +%T) round $round: $n nodes, $rate, $model (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
         "$root/bench/cluster.sh" --nodes "$n" --rate "$rate" --timeout 590 -- "$root/build/apps/bench_ddp" \
-          --model "$model" --steps "$steps" --warmup 2 --json "$@" | last_json > "${base}_gr_$round.json" ||
+          --model "$model" --steps "$steps" --warmup 2 --json "${both[@]}" "$@" | last_json > "${base}_gr_$round.json" ||
           echo "compare_cluster: gradring run failed" >&2
         if ((torch)); then
           "$root/bench/cluster.sh" --nodes "$n" --rate "$rate" --timeout 590 --launcher "$torchrun" -- \
-            "$root/bench/ddp_torch.py" --model "$model" --steps "$steps" --warmup 2 --json 2>/dev/null |
+            "$root/bench/ddp_torch.py" --model "$model" --steps "$steps" --warmup 2 --json "${both[@]}" 2>/dev/null |
             last_json > "${base}_torch_$round.json" || echo "compare_cluster: torch run failed" >&2
         fi
       done

@@ -56,6 +56,7 @@ struct Options {
   std::string backend = "gloo";
   std::string optimizer = "sgd";
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // the overlap and sharding modes' buckets
+  bool gradient_as_bucket_view = false;
   bool json = false;
 };
 
@@ -64,6 +65,7 @@ struct Options {
 DistributedDataParallelOptions mode_options(const std::string& mode, const Options& opts) {
   DistributedDataParallelOptions o;
   o.bucket_cap_mb(opts.bucket_cap_mb).first_bucket_cap_mb(opts.first_bucket_cap_mb);
+  o.gradient_as_bucket_view(opts.gradient_as_bucket_view);
   if (mode == "after-backward") o.bucket_cap_mb(1e9).first_bucket_cap_mb(1e9);
   if (mode == "per-parameter") o.bucket_cap_mb(1e-6).first_bucket_cap_mb(1e-6);
   if (mode.rfind("zero2", 0) == 0) o.shard_gradients(true).gather_in_forward(mode == "zero2-fwd");
@@ -533,6 +535,8 @@ int main(int argc, char** argv) {
   app.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb, "the first bucket's cap, MiB")
       ->capture_default_str()
       ->check(apps::positive());
+  app.add_flag("--gradient-as-bucket-view", o.gradient_as_bucket_view,
+               "DDP's gradients are views into the buckets (no copy in or out; PyTorch's option of that name)");
   app.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9, lr 0.01) or adamw (lr 1e-3, weight decay 0.01)")
       ->capture_default_str()
       ->check(CLI::IsMember({"sgd", "adamw"}));

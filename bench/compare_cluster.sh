@@ -5,9 +5,9 @@
 # each run's JSON goes to DIR/<nodes>n_<rate>_<model>_<gr|torch>_<round>.json and
 # bench/cluster_table.py DIR prints the medians. 1 rank per node. Usage:
 #   bench/compare_cluster.sh [--nodes "2 4"] [--rates "1gbit 2500mbit 10gbit"] [--models "reference resnet18"]
-#                            [--repeat R] [--steps S] [--batch-size B] [--bucket-cap-mb C] [--no-torch]
+#                            [--repeat R] [--steps S] [--batch-size B] [--bucket-cap-mb C] [--gradient-as-bucket-view] [--no-torch]
 #                            [--out DIR] [-- extra bench_ddp args]
-# --batch-size and --bucket-cap-mb go to both sides (default: each side's own defaults, which agree).
+# --batch-size, --bucket-cap-mb and --gradient-as-bucket-view go to both sides (default: each side's own defaults, which agree).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 nodes_list="2"
@@ -26,6 +26,7 @@ while [ $# -gt 0 ]; do
     --repeat) repeat=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --batch-size | --bucket-cap-mb) both+=("$1" "$2"); shift 2 ;;
+    --gradient-as-bucket-view) both+=("$1"); shift ;;
     --no-torch) torch=0; shift ;;
     --out) out=$2; shift 2 ;;
     --) shift; break ;;

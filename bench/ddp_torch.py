@@ -72,6 +72,7 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--bucket-cap-mb", type=float, default=25)
+    p.add_argument("--gradient-as-bucket-view", action="store_true")
     p.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", "1")))
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
@@ -89,7 +90,7 @@ def main():
         torch.manual_seed(1)
         model = Net() if a.model == "reference" else ResNet18()
         cap = 1e9 if mode == "after-backward" else a.bucket_cap_mb
-        ddp = DistributedDataParallel(model, bucket_cap_mb=cap)
+        ddp = DistributedDataParallel(model, bucket_cap_mb=cap, gradient_as_bucket_view=a.gradient_as_bucket_view)
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
         runs.append((mode, ddp, opt, []))
 
@@ -117,7 +118,7 @@ def main():
         result[mode] = {"step_ms": statistics.median(t.tolist()), "step_min_ms": min(t.tolist()),
                         "step_series_ms": t.tolist()}
     out = {"torch": torch.__version__, "model": a.model, "ranks": world, "threads": a.threads, "batch_size": batch,
-           "bucket_cap_mb": a.bucket_cap_mb, "steps": a.steps, "modes": result}
+           "bucket_cap_mb": a.bucket_cap_mb, "gradient_as_bucket_view": a.gradient_as_bucket_view, "steps": a.steps, "modes": result}
     if "none" in result and "overlap" in result and "after-backward" in result:
         none = result["none"]["step_ms"]
         exposed = {m: result[m]["step_ms"] - none for m in ("overlap", "after-backward")}

@@ -131,13 +131,13 @@ struct Tile {
   static constexpr int64_t MB = (sizeof(T) == 4 ? 3072 : 1536) / MR * MR;
 };
 
-// c[MR x NR] (row stride ldc) = alpha * A x b-panel + beta * c. A: a packed panel (kc x MR
-// values, k-major as packed below), or with kRows MR rows read in place (A(r, k) at
-// a[r * lda + k]; See Note [GEMM operands in place]). b: kc rows of NR values, ldb apart (NR
-// when packed).
+// c[MR x NR] (row stride ldc) = alpha * A x b-panel + beta * c (+ bias[NR] on every row when
+// given; See Note [Bias in the GEMM epilogue]). A: a packed panel (kc x MR values, k-major as
+// packed below), or with kRows MR rows read in place (A(r, k) at a[r * lda + k]; See Note
+// [GEMM operands in place]). b: kc rows of NR values, ldb apart (NR when packed).
 template <class Tl, bool kRows, class T>
 void micro_kernel_impl(int64_t kc, const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb,
-                       T* __restrict c, int64_t ldc, T alpha, T beta) {
+                       T* __restrict c, int64_t ldc, T alpha, T beta, const T* __restrict bias = nullptr) {
   using S = typename Tl::S;
   using V = typename S::V;
   constexpr int MR = Tl::MR, NV = Tl::NV, L = S::L;
@@ -167,7 +167,23 @@ void micro_kernel_impl(int64_t kc, const T* __restrict a, int64_t lda, const T* 
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] = S::mul(va, acc[r][v]);
   }
-  if (beta == T(0)) {
+  if (bias) {  // the row vector is added to the finished product (as a separate add would)
+    V bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = S::load(bias + v * L);
+    if (beta != T(0)) {
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+          acc[r][v] = beta == T(1) ? S::add(S::load(c + r * ldc + v * L), acc[r][v])
+                                   : S::fma(S::set1(beta), S::load(c + r * ldc + v * L), acc[r][v]);
+    }
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) S::store(c + r * ldc + v * L, S::add(acc[r][v], bv[v]));
+  } else if (beta == T(0)) {
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
@@ -198,13 +214,15 @@ void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int6
 // partial columns).
 template <class Tl, bool kRows = false, class T>
 void edge_kernel(int64_t kc, const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t mr,
-                 int64_t nr, T alpha, T beta) {
+                 int64_t nr, T alpha, T beta, const T* bias = nullptr) {
   constexpr int MR = Tl::MR, NR = Tl::NR;
   alignas(64) T tmp[MR * NR];
   micro_kernel_impl<Tl, kRows>(kc, a, lda, b, ldb, tmp, NR, alpha, T(0));
   for (int64_t r = 0; r < mr; ++r)
-    for (int64_t j = 0; j < nr; ++j)
-      c[r * ldc + j] = beta == T(0) ? tmp[r * NR + j] : tmp[r * NR + j] + beta * c[r * ldc + j];
+    for (int64_t j = 0; j < nr; ++j) {
+      const T x = beta == T(0) ? tmp[r * NR + j] : tmp[r * NR + j] + beta * c[r * ldc + j];
+      c[r * ldc + j] = bias ? x + bias[j] : x;
+    }
 }
 template <class Tl, class T>
 void edge_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t mr, int64_t nr, T alpha,

@@ -37,9 +37,10 @@ using namespace gemm_detail;
 // (82 -> 75 GFLOP/s on the weight-gradient shapes): its rows are NR values of long lines.
 
 // S: the operands' element type (T, or bfloat16 for T = float).
+// bias (null, or N values): added to every row of the finished product (the last K block).
 template <class Tr, class T, class S>
 void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const S* A, int64_t lda, const S* B,
-                 int64_t ldb, T beta, T* C, int64_t ldc) {
+                 int64_t ldb, T beta, T* C, int64_t ldc, const T* bias) {
   constexpr int MR = Tr::MR, NR = Tr::NR;
   // Strides of A(i, k) and B(k, j) along each index.
   const int64_t a_is = ta ? 1 : lda, a_ks = ta ? lda : 1;
@@ -61,6 +62,7 @@ void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
     for (int64_t p0 = 0; p0 < K; p0 += KC) {
       const int64_t kc = std::min(KC, K - p0);
       const T beta_k = p0 == 0 ? beta : T(1);
+      const T* bias_k = p0 + kc == K ? bias : nullptr;
       if (!a_rows) pack_block<T, MR>(Ap, A + i0 * a_is + p0 * a_ks, a_is, a_ks, mb, kc);
       for (int64_t j0 = 0; j0 < N; j0 += NB) {
         const int64_t nb = std::min(NB, N - j0);
@@ -79,12 +81,13 @@ void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
             const int64_t nr = std::min<int64_t>(NR, nb - jr);
             const T* bp = Bp + jr * kc;
             T* c = C + (i0 + ir) * ldc + j0 + jr;
+            const T* bj = bias_k ? bias_k + j0 + jr : nullptr;
             if (rows) {
-              if (nr == NR) micro_kernel_impl<Tr, true>(kc, ap, lda, bp, NR, c, ldc, alpha, beta_k);
-              else edge_kernel<Tr, true>(kc, ap, lda, bp, NR, c, ldc, mr, nr, alpha, beta_k);
+              if (nr == NR) micro_kernel_impl<Tr, true>(kc, ap, lda, bp, NR, c, ldc, alpha, beta_k, bj);
+              else edge_kernel<Tr, true>(kc, ap, lda, bp, NR, c, ldc, mr, nr, alpha, beta_k, bj);
             } else {
-              if (mr == MR && nr == NR) micro_kernel<Tr>(kc, ap, bp, NR, c, ldc, alpha, beta_k);
-              else edge_kernel<Tr>(kc, ap, bp, NR, c, ldc, mr, nr, alpha, beta_k);
+              if (mr == MR && nr == NR) micro_kernel_impl<Tr, false>(kc, ap, 0, bp, NR, c, ldc, alpha, beta_k, bj);
+              else edge_kernel<Tr, false>(kc, ap, 0, bp, NR, c, ldc, mr, nr, alpha, beta_k, bj);
             }
           }
         }
@@ -97,14 +100,14 @@ void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
 // operands. Splitting the longer side keeps stripes wide and duplicated packing small.
 template <class Tl, class T, class S>
 void gemm_threads(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const S* A, int64_t lda, const S* B,
-                  int64_t ldb, T beta, T* C, int64_t ldc, int threads) {
+                  int64_t ldb, T beta, T* C, int64_t ldc, int threads, const T* bias) {
   constexpr int MR = Tl::MR, NR = Tl::NR;
   const bool split_rows = M >= N;
   const int64_t units = split_rows ? (M + MR - 1) / MR : (N + NR - 1) / NR;
   const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   int64_t nt = omp_in_parallel() ? 1 : std::min<int64_t>({threads, units, static_cast<int64_t>(flops / 4e6) + 1});
   if (nt <= 1) {
-    gemm_serial<Tl>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_serial<Tl>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
     return;
   }
 #pragma omp parallel num_threads(static_cast<int>(nt))
@@ -114,22 +117,27 @@ void gemm_threads(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, co
     if (split_rows) {
       const int64_t m0 = u0 * MR, m1 = std::min(M, u1 * MR);
       if (m0 < m1)
-        gemm_serial<Tl>(ta, tb, m1 - m0, N, K, alpha, A + (ta ? m0 : m0 * lda), lda, B, ldb, beta, C + m0 * ldc, ldc);
+        gemm_serial<Tl>(ta, tb, m1 - m0, N, K, alpha, A + (ta ? m0 : m0 * lda), lda, B, ldb, beta, C + m0 * ldc, ldc,
+                        bias);
     } else {
       const int64_t n0 = u0 * NR, n1 = std::min(N, u1 * NR);
       if (n0 < n1)
-        gemm_serial<Tl>(ta, tb, M, n1 - n0, K, alpha, A, lda, B + (tb ? n0 * ldb : n0), ldb, beta, C + n0, ldc);
+        gemm_serial<Tl>(ta, tb, M, n1 - n0, K, alpha, A, lda, B + (tb ? n0 * ldb : n0), ldb, beta, C + n0, ldc,
+                        bias ? bias + n0 : nullptr);
     }
   }
 }
 
 template <class T, class S>
 void packed_gemm_any(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const S* A, int64_t lda, const S* B,
-                     int64_t ldb, T beta, T* C, int64_t ldc, int threads) {
+                     int64_t ldb, T beta, T* C, int64_t ldc, int threads, const T* bias = nullptr) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == T(0)) {
     for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+      for (int64_t j = 0; j < N; ++j) {
+        const T x = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+        C[i * ldc + j] = bias ? x + bias[j] : x;
+      }
     return;
   }
   // The tile shape that wastes least on partial tiles (12 x 32 unless 8 x 48 clearly wins,
@@ -140,9 +148,9 @@ void packed_gemm_any(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha,
     return static_cast<double>((M + mr - 1) / mr * mr) * static_cast<double>((N + nr - 1) / nr * nr);
   };
   if (padded(Wide::MR, Wide::NR) < 0.97 * padded(Tall::MR, Tall::NR))
-    gemm_threads<Wide>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+    gemm_threads<Wide>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads, bias);
   else
-    gemm_threads<Tall>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+    gemm_threads<Tall>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads, bias);
 }
 
 }  // namespace
@@ -154,8 +162,8 @@ bool packed_gemm_available() {
 
 template <class T>
 void packed_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-                 int64_t ldb, T beta, T* C, int64_t ldc, int threads) {
-  packed_gemm_any<T, T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+                 int64_t ldb, T beta, T* C, int64_t ldc, int threads, const T* bias) {
+  packed_gemm_any<T, T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads, bias);
 }
 
 void packed_gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const BFloat16* A, int64_t lda,
@@ -216,7 +224,8 @@ bool packed_gemm_available() {
   return false;
 }
 template <class T>
-void packed_gemm(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t, int) {}
+void packed_gemm(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t, int,
+                 const T*) {}
 void packed_gemm_bf16(bool, bool, int64_t, int64_t, int64_t, float, const BFloat16*, int64_t, const BFloat16*, int64_t,
                       float, float*, int64_t, int) {}
 
@@ -225,9 +234,9 @@ void packed_gemm_bf16(bool, bool, int64_t, int64_t, int64_t, float, const BFloat
 template bool packed_gemm_available<float>();
 template bool packed_gemm_available<double>();
 template void packed_gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
-                                 int64_t, float, float*, int64_t, int);
+                                 int64_t, float, float*, int64_t, int, const float*);
 template void packed_gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t,
-                                  const double*, int64_t, double, double*, int64_t, int);
+                                  const double*, int64_t, double, double*, int64_t, int, const double*);
 template void panel_gemm<float>(int64_t, int64_t, int64_t, const float*, const float*, int64_t, float*, int64_t, bool);
 template void panel_gemm<double>(int64_t, int64_t, int64_t, const double*, const double*, int64_t, double*, int64_t,
                                  bool);

@@ -36,6 +36,21 @@ using namespace gemm_detail;
 // operands (widened to float). B read in place (ldb apart) was slower than packed
 // (82 -> 75 GFLOP/s on the weight-gradient shapes): its rows are NR values of long lines.
 
+// Note [Packed A blocks in L2]
+// A transposed A (the weight gradients dW = dY^T X: A = dY is [tokens, out], read along its
+// columns) cannot be read in place (See Note [GEMM operands in place]) and is packed. The
+// loop nest used to pack all of A for a K block up front (MB was 3072 rows): for train_gpt
+// tiny's qkv gradient that is 384 x 384 floats, 576 KiB, more than this machine's 512 KiB L2,
+// so the packed panels went out to L3 and came back for the micro-kernel, and packing took
+// 15% of the product. Now B's block is packed first and A is packed in blocks of about
+// 64 KiB (Tile::MB: 42 rows for AVX2 floats) right before their panels meet it, so both stay
+// in L2. Packing a 6-wide remainder panel also lost its `rep stos` per k, and 16-float
+// pieces copy as whole vectors. Weight-gradient shapes of train_gpt tiny, one thread, median
+// GFLOP/s (Zen 3, load 5-6 from other builds; the non-transposed products run at 96-98):
+// 384x128x768 82 -> 91, 512x128x768 82 -> 90, 256x128x768 83 -> 90, 128x128x768 84 -> 86,
+// 128x512x768 84 -> 86 (these last two are bounded by packing B, 2M flops per packed value,
+// and by a 2-row remainder panel: non-transposed A of the same shapes runs at 92 and 87).
+
 // S: the operands' element type (T, or bfloat16 for T = float).
 // bias (null, or N values): added to every row of the finished product (the last K block).
 template <class Tr, class T, class S>
@@ -51,22 +66,25 @@ void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
     const int64_t blocks = (n + cap - 1) / cap;
     return ((n + blocks - 1) / blocks + unit - 1) / unit * unit;
   };
-  const int64_t MB = balanced(M, Tr::MB, MR), NB = balanced(N, Tr::NB, NR), KC = balanced(K, Tr::KC, 1);
   // See Note [GEMM operands in place].
   constexpr bool same = std::is_same_v<S, T>;
   const bool a_rows = same && !ta;
-  T* Ap = scratch<T>(0, static_cast<size_t>(MB * KC));
+  // A packed A is packed MB rows at a time, right before its panels are used (See Note
+  // [Packed A blocks in L2]); A read in place needs no blocks.
+  const int64_t MB = a_rows ? (M + MR - 1) / MR * MR : balanced(M, Tr::MB, MR);
+  const int64_t NB = balanced(N, Tr::NB, NR), KC = balanced(K, Tr::KC, 1);
+  T* Ap = scratch<T>(0, static_cast<size_t>((a_rows ? MR : MB) * KC));
   T* Bp = scratch<T>(1, static_cast<size_t>(NB * KC));
-  for (int64_t i0 = 0; i0 < M; i0 += MB) {
-    const int64_t mb = std::min(MB, M - i0);
-    for (int64_t p0 = 0; p0 < K; p0 += KC) {
-      const int64_t kc = std::min(KC, K - p0);
-      const T beta_k = p0 == 0 ? beta : T(1);
-      const T* bias_k = p0 + kc == K ? bias : nullptr;
-      if (!a_rows) pack_block<T, MR>(Ap, A + i0 * a_is + p0 * a_ks, a_is, a_ks, mb, kc);
-      for (int64_t j0 = 0; j0 < N; j0 += NB) {
-        const int64_t nb = std::min(NB, N - j0);
-        pack_block<T, NR>(Bp, B + p0 * b_ks + j0 * b_js, b_js, b_ks, nb, kc);
+  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+    const int64_t kc = std::min(KC, K - p0);
+    const T beta_k = p0 == 0 ? beta : T(1);
+    const T* bias_k = p0 + kc == K ? bias : nullptr;
+    for (int64_t j0 = 0; j0 < N; j0 += NB) {
+      const int64_t nb = std::min(NB, N - j0);
+      pack_block<T, NR>(Bp, B + p0 * b_ks + j0 * b_js, b_js, b_ks, nb, kc);
+      for (int64_t i0 = 0; i0 < M; i0 += MB) {
+        const int64_t mb = std::min(MB, M - i0);
+        if (!a_rows) pack_block<T, MR>(Ap, A + i0 * a_is + p0 * a_ks, a_is, a_ks, mb, kc);
         for (int64_t ir = 0; ir < mb; ir += MR) {
           const int64_t mr = std::min<int64_t>(MR, mb - ir);
           const bool rows = a_rows && mr == MR;

@@ -75,28 +75,35 @@ Tensor rnd(std::vector<int64_t> shape, uint64_t seed) {
 
 const float* f32(const Tensor& t) { return t.data_ptr<float>(); }
 
-// ---- SGEMM: C = A B, checked on sampled entries against double dot products ----
-Bench sgemm(int64_t n) {
-  Tensor a = rnd({n, n}, 1), b = rnd({n, n}, 2), da = dev(a), db = dev(b);
+// ---- SGEMM: C = op(A) B, checked on sampled entries against double dot products ----
+// M x N x K; with trans_a, A is stored K x M and read transposed (a weight gradient dY^T X).
+Bench sgemm(int64_t M, int64_t N, int64_t K, bool trans_a, const std::string& label) {
+  Tensor a = rnd(trans_a ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}, 1), b = rnd({K, N}, 2);
+  Tensor da = dev(a), db = dev(b);
+  auto product = [=] { return gr::mm(trans_a ? da.t() : da, db); };
   auto check = [=] {
-    Tensor c = host(gr::mm(da, db));
-    const int64_t samples = n <= 256 ? n * n : 4096;
+    Tensor c = host(product());
+    const int64_t samples = M * N <= 65536 ? M * N : 4096;
     gr::Generator g(3);
-    Tensor idx = gr::randint(0, n * n, {samples}, gr::kInt64, &g);
+    Tensor idx = gr::randint(0, M * N, {samples}, gr::kInt64, &g);
     double worst = 0;
     for (int64_t s = 0; s < samples; ++s) {
-      const int64_t e = n <= 256 ? s : idx.data_ptr<int64_t>()[s], i = e / n, j = e % n;
+      const int64_t e = M * N <= 65536 ? s : idx.data_ptr<int64_t>()[s], i = e / N, j = e % N;
       double ref = 0, mag = 0;
-      for (int64_t k = 0; k < n; ++k) {
-        ref += double(f32(a)[i * n + k]) * f32(b)[k * n + j];
-        mag += std::abs(double(f32(a)[i * n + k]) * f32(b)[k * n + j]);
+      for (int64_t k = 0; k < K; ++k) {
+        const double x = double(f32(a)[trans_a ? k * M + i : i * K + k]) * f32(b)[k * N + j];
+        ref += x;
+        mag += std::abs(x);
       }
       worst = std::max(worst, std::abs(f32(c)[e] - ref) / mag);
     }
     return std::make_pair(worst, 1e-5);
   };
+  return {"sgemm", label, check, [=] { product(); }, 2.0 * M * N * K, false};
+}
+Bench sgemm(int64_t n) {
   const std::string s = std::to_string(n);
-  return {"sgemm", s + "x" + s + "x" + s, check, [=] { gr::mm(da, db); }, 2.0 * n * n * n, false};
+  return sgemm(n, n, n, false, s + "x" + s + "x" + s);
 }
 
 // ---- conv2d (stride 1, no padding), checked against a direct convolution in double ----
@@ -384,8 +391,12 @@ int main(int argc, char** argv) {
   gr::set_num_threads(threads);
 
   std::vector<Bench> benches;
-  if (selected(filter, "sgemm"))
+  if (selected(filter, "sgemm")) {
     for (int64_t n : {256, 512, 1024, 2048}) benches.push_back(sgemm(n));
+    // train_gpt tiny's weight gradients (768 tokens): dW [out, in] = dY^T X, A transposed.
+    for (auto [out, in] : {std::pair<int64_t, int64_t>{384, 128}, {128, 128}, {512, 128}, {128, 512}, {256, 128}})
+      benches.push_back(sgemm(out, in, 768, true, std::to_string(out) + "x" + std::to_string(in) + "x768,A^T"));
+  }
   for (const ConvShape& s : {ConvShape{"64x32x13x13,w64x32x3x3", 64, 32, 13, 13, 64, 3, false, true},
                              ConvShape{"mnist.conv1:64x1x28x28,w32x1x3x3,bias", 64, 1, 28, 28, 32, 3, true, false},
                              ConvShape{"mnist.conv2:64x32x13x13,w64x32x3x3,bias", 64, 32, 13, 13, 64, 3, true, true}})

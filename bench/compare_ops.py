@@ -74,6 +74,10 @@ def torch_worker(threads, repeat, filters):
         for n in (256, 512, 1024, 2048):
             a, b = torch.randn(n, n), torch.randn(n, n)
             add("sgemm", f"{n}x{n}x{n}", lambda: torch.mm(a, b), 2.0 * n ** 3, False)
+        # train_gpt tiny's weight gradients: dW [out, in] = dY^T X over 768 tokens (A transposed).
+        for out, inp in ((384, 128), (128, 128), (512, 128), (128, 512), (256, 128)):
+            a, b = torch.randn(768, out), torch.randn(768, inp)
+            add("sgemm", f"{out}x{inp}x768,A^T", lambda: torch.mm(a.t(), b), 2.0 * out * inp * 768, False)
     for label, N, C, H, W, O, k, bias, input_grad in CONV_SHAPES:
         x, w = torch.randn(N, C, H, W), torch.randn(O, C, k, k)
         b = torch.randn(O) if bias else None

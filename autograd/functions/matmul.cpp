@@ -1,5 +1,7 @@
 // matmul, mm, bmm and linear with backward. Transposed operands are strided views, which
 // the GEMM reads directly (no copies).
+#include <vector>
+
 #include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
@@ -65,8 +67,16 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
            ", weight ", weight.sizes());
   GR_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)), "linear: bias must be [",
            weight.size(0), "], got ", bias.sizes());
-  Tensor out = native::matmul(x, mT(weight));
-  if (bias.defined()) native::add_(out, bias);
+  Tensor out;
+  if (bias.defined() && x.dim() >= 2 && x.is_contiguous() && x.numel() > 0) {  // See Note [Bias in the GEMM epilogue]
+    std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+    shape.back() = weight.size(0);
+    out = native::view(native::mm_bias(native::view(x, {x.numel() / x.size(-1), x.size(-1)}), mT(weight), bias),
+                       shape);
+  } else {
+    out = native::matmul(x, mT(weight));
+    if (bias.defined()) native::add_(out, bias);
+  }
   if (autograd::needs_grad(x, weight, bias)) {
     SavedTensor sx(weight.requires_grad() ? x : Tensor()), sw(weight);
     record("LinearBackward", {x, weight, bias}, {out},

@@ -36,10 +36,26 @@ using namespace gemm_detail;
 // operands (widened to float). B read in place (ldb apart) was slower than packed
 // (82 -> 75 GFLOP/s on the weight-gradient shapes): its rows are NR values of long lines.
 
+// Note [Packed A blocks in L2]
+// A transposed A (the weight gradients dW = dY^T X: A = dY is [tokens, out], read along its
+// columns) cannot be read in place (See Note [GEMM operands in place]) and is packed. The
+// loop nest used to pack all of A for a K block up front (MB was 3072 rows): for train_gpt
+// tiny's qkv gradient that is 384 x 384 floats, 576 KiB, more than this machine's 512 KiB L2,
+// so the packed panels went out to L3 and came back for the micro-kernel, and packing took
+// 15% of the product. Now B's block is packed first and A is packed in blocks of about
+// 64 KiB (Tile::MB: 42 rows for AVX2 floats) right before their panels meet it, so both stay
+// in L2. Packing a 6-wide remainder panel also lost its `rep stos` per k, and 16-float
+// pieces copy as whole vectors. Weight-gradient shapes of train_gpt tiny, one thread, median
+// GFLOP/s (Zen 3, load 5-6 from other builds; the non-transposed products run at 96-98):
+// 384x128x768 82 -> 91, 512x128x768 82 -> 90, 256x128x768 83 -> 90, 128x128x768 84 -> 86,
+// 128x512x768 84 -> 86 (these last two are bounded by packing B, 2M flops per packed value,
+// and by a 2-row remainder panel: non-transposed A of the same shapes runs at 92 and 87).
+
 // S: the operands' element type (T, or bfloat16 for T = float).
+// bias (null, or N values): added to every row of the finished product (the last K block).
 template <class Tr, class T, class S>
 void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const S* A, int64_t lda, const S* B,
-                 int64_t ldb, T beta, T* C, int64_t ldc) {
+                 int64_t ldb, T beta, T* C, int64_t ldc, const T* bias) {
   constexpr int MR = Tr::MR, NR = Tr::NR;
   // Strides of A(i, k) and B(k, j) along each index.
   const int64_t a_is = ta ? 1 : lda, a_ks = ta ? lda : 1;
@@ -50,21 +66,25 @@ void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
     const int64_t blocks = (n + cap - 1) / cap;
     return ((n + blocks - 1) / blocks + unit - 1) / unit * unit;
   };
-  const int64_t MB = balanced(M, Tr::MB, MR), NB = balanced(N, Tr::NB, NR), KC = balanced(K, Tr::KC, 1);
   // See Note [GEMM operands in place].
   constexpr bool same = std::is_same_v<S, T>;
   const bool a_rows = same && !ta;
-  T* Ap = scratch<T>(0, static_cast<size_t>(MB * KC));
+  // A packed A is packed MB rows at a time, right before its panels are used (See Note
+  // [Packed A blocks in L2]); A read in place needs no blocks.
+  const int64_t MB = a_rows ? (M + MR - 1) / MR * MR : balanced(M, Tr::MB, MR);
+  const int64_t NB = balanced(N, Tr::NB, NR), KC = balanced(K, Tr::KC, 1);
+  T* Ap = scratch<T>(0, static_cast<size_t>((a_rows ? MR : MB) * KC));
   T* Bp = scratch<T>(1, static_cast<size_t>(NB * KC));
-  for (int64_t i0 = 0; i0 < M; i0 += MB) {
-    const int64_t mb = std::min(MB, M - i0);
-    for (int64_t p0 = 0; p0 < K; p0 += KC) {
-      const int64_t kc = std::min(KC, K - p0);
-      const T beta_k = p0 == 0 ? beta : T(1);
-      if (!a_rows) pack_block<T, MR>(Ap, A + i0 * a_is + p0 * a_ks, a_is, a_ks, mb, kc);
-      for (int64_t j0 = 0; j0 < N; j0 += NB) {
-        const int64_t nb = std::min(NB, N - j0);
-        pack_block<T, NR>(Bp, B + p0 * b_ks + j0 * b_js, b_js, b_ks, nb, kc);
+  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+    const int64_t kc = std::min(KC, K - p0);
+    const T beta_k = p0 == 0 ? beta : T(1);
+    const T* bias_k = p0 + kc == K ? bias : nullptr;
+    for (int64_t j0 = 0; j0 < N; j0 += NB) {
+      const int64_t nb = std::min(NB, N - j0);
+      pack_block<T, NR>(Bp, B + p0 * b_ks + j0 * b_js, b_js, b_ks, nb, kc);
+      for (int64_t i0 = 0; i0 < M; i0 += MB) {
+        const int64_t mb = std::min(MB, M - i0);
+        if (!a_rows) pack_block<T, MR>(Ap, A + i0 * a_is + p0 * a_ks, a_is, a_ks, mb, kc);
         for (int64_t ir = 0; ir < mb; ir += MR) {
           const int64_t mr = std::min<int64_t>(MR, mb - ir);
           const bool rows = a_rows && mr == MR;
@@ -79,12 +99,13 @@ void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
             const int64_t nr = std::min<int64_t>(NR, nb - jr);
             const T* bp = Bp + jr * kc;
             T* c = C + (i0 + ir) * ldc + j0 + jr;
+            const T* bj = bias_k ? bias_k + j0 + jr : nullptr;
             if (rows) {
-              if (nr == NR) micro_kernel_impl<Tr, true>(kc, ap, lda, bp, NR, c, ldc, alpha, beta_k);
-              else edge_kernel<Tr, true>(kc, ap, lda, bp, NR, c, ldc, mr, nr, alpha, beta_k);
+              if (nr == NR) micro_kernel_impl<Tr, true>(kc, ap, lda, bp, NR, c, ldc, alpha, beta_k, bj);
+              else edge_kernel<Tr, true>(kc, ap, lda, bp, NR, c, ldc, mr, nr, alpha, beta_k, bj);
             } else {
-              if (mr == MR && nr == NR) micro_kernel<Tr>(kc, ap, bp, NR, c, ldc, alpha, beta_k);
-              else edge_kernel<Tr>(kc, ap, bp, NR, c, ldc, mr, nr, alpha, beta_k);
+              if (mr == MR && nr == NR) micro_kernel_impl<Tr, false>(kc, ap, 0, bp, NR, c, ldc, alpha, beta_k, bj);
+              else edge_kernel<Tr, false>(kc, ap, 0, bp, NR, c, ldc, mr, nr, alpha, beta_k, bj);
             }
           }
         }
@@ -97,14 +118,14 @@ void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
 // operands. Splitting the longer side keeps stripes wide and duplicated packing small.
 template <class Tl, class T, class S>
 void gemm_threads(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const S* A, int64_t lda, const S* B,
-                  int64_t ldb, T beta, T* C, int64_t ldc, int threads) {
+                  int64_t ldb, T beta, T* C, int64_t ldc, int threads, const T* bias) {
   constexpr int MR = Tl::MR, NR = Tl::NR;
   const bool split_rows = M >= N;
   const int64_t units = split_rows ? (M + MR - 1) / MR : (N + NR - 1) / NR;
   const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   int64_t nt = omp_in_parallel() ? 1 : std::min<int64_t>({threads, units, static_cast<int64_t>(flops / 4e6) + 1});
   if (nt <= 1) {
-    gemm_serial<Tl>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_serial<Tl>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
     return;
   }
 #pragma omp parallel num_threads(static_cast<int>(nt))
@@ -114,22 +135,27 @@ void gemm_threads(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, co
     if (split_rows) {
       const int64_t m0 = u0 * MR, m1 = std::min(M, u1 * MR);
       if (m0 < m1)
-        gemm_serial<Tl>(ta, tb, m1 - m0, N, K, alpha, A + (ta ? m0 : m0 * lda), lda, B, ldb, beta, C + m0 * ldc, ldc);
+        gemm_serial<Tl>(ta, tb, m1 - m0, N, K, alpha, A + (ta ? m0 : m0 * lda), lda, B, ldb, beta, C + m0 * ldc, ldc,
+                        bias);
     } else {
       const int64_t n0 = u0 * NR, n1 = std::min(N, u1 * NR);
       if (n0 < n1)
-        gemm_serial<Tl>(ta, tb, M, n1 - n0, K, alpha, A, lda, B + (tb ? n0 * ldb : n0), ldb, beta, C + n0, ldc);
+        gemm_serial<Tl>(ta, tb, M, n1 - n0, K, alpha, A, lda, B + (tb ? n0 * ldb : n0), ldb, beta, C + n0, ldc,
+                        bias ? bias + n0 : nullptr);
     }
   }
 }
 
 template <class T, class S>
 void packed_gemm_any(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const S* A, int64_t lda, const S* B,
-                     int64_t ldb, T beta, T* C, int64_t ldc, int threads) {
+                     int64_t ldb, T beta, T* C, int64_t ldc, int threads, const T* bias = nullptr) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == T(0)) {
     for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+      for (int64_t j = 0; j < N; ++j) {
+        const T x = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+        C[i * ldc + j] = bias ? x + bias[j] : x;
+      }
     return;
   }
   // The tile shape that wastes least on partial tiles (12 x 32 unless 8 x 48 clearly wins,
@@ -140,9 +166,9 @@ void packed_gemm_any(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha,
     return static_cast<double>((M + mr - 1) / mr * mr) * static_cast<double>((N + nr - 1) / nr * nr);
   };
   if (padded(Wide::MR, Wide::NR) < 0.97 * padded(Tall::MR, Tall::NR))
-    gemm_threads<Wide>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+    gemm_threads<Wide>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads, bias);
   else
-    gemm_threads<Tall>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+    gemm_threads<Tall>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads, bias);
 }
 
 }  // namespace
@@ -154,8 +180,8 @@ bool packed_gemm_available() {
 
 template <class T>
 void packed_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-                 int64_t ldb, T beta, T* C, int64_t ldc, int threads) {
-  packed_gemm_any<T, T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+                 int64_t ldb, T beta, T* C, int64_t ldc, int threads, const T* bias) {
+  packed_gemm_any<T, T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads, bias);
 }
 
 void packed_gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const BFloat16* A, int64_t lda,
@@ -216,7 +242,8 @@ bool packed_gemm_available() {
   return false;
 }
 template <class T>
-void packed_gemm(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t, int) {}
+void packed_gemm(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t, int,
+                 const T*) {}
 void packed_gemm_bf16(bool, bool, int64_t, int64_t, int64_t, float, const BFloat16*, int64_t, const BFloat16*, int64_t,
                       float, float*, int64_t, int) {}
 
@@ -225,9 +252,9 @@ void packed_gemm_bf16(bool, bool, int64_t, int64_t, int64_t, float, const BFloat
 template bool packed_gemm_available<float>();
 template bool packed_gemm_available<double>();
 template void packed_gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
-                                 int64_t, float, float*, int64_t, int);
+                                 int64_t, float, float*, int64_t, int, const float*);
 template void packed_gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t,
-                                  const double*, int64_t, double, double*, int64_t, int);
+                                  const double*, int64_t, double, double*, int64_t, int, const double*);
 template void panel_gemm<float>(int64_t, int64_t, int64_t, const float*, const float*, int64_t, float*, int64_t, bool);
 template void panel_gemm<double>(int64_t, int64_t, int64_t, const double*, const double*, int64_t, double*, int64_t,
                                  bool);

@@ -13,12 +13,14 @@ namespace gr::native {
 template <class T>
 bool packed_gemm_available();
 
-// C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C; row-major, leading dims lda/ldb/ldc;
-// op(X) = X^T when trans_x. beta == 0 ignores C's old contents. Splits C across up to
-// `threads` OpenMP threads (1 inside a parallel region). Requires packed_gemm_available<T>().
+// C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C (+ bias[N] on every row, when given:
+// added to the finished result, as a separate add would); row-major, leading dims
+// lda/ldb/ldc; op(X) = X^T when trans_x. beta == 0 ignores C's old contents. Splits C across
+// up to `threads` OpenMP threads (1 inside a parallel region). Requires
+// packed_gemm_available<T>().
 template <class T>
 void packed_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
-                 const T* B, int64_t ldb, T beta, T* C, int64_t ldc, int threads);
+                 const T* B, int64_t ldb, T beta, T* C, int64_t ldc, int threads, const T* bias = nullptr);
 // The same product of bfloat16 A and B into a float C: operands are widened to float as
 // they are packed, products accumulate in float. Requires packed_gemm_available<float>().
 void packed_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const BFloat16* A,

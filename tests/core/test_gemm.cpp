@@ -65,10 +65,12 @@ void check_all_layouts(Case c, T alpha, T beta, int64_t pad = 0, bool nan_c = fa
 }
 
 // Sizes around the micro-tiles (12 x 32 and 8 x 48; 64 x 96 and 16 x 50 pick the second)
-// and the cache blocks (K 256/384, N ~500-700).
+// and the cache blocks (K 256/384, N ~500-700, packed A in blocks of ~24-42 rows; the last
+// case crosses all three at once).
 const std::vector<Case> kCases = {{1, 1, 1},     {1, 17, 5},    {13, 1, 7},    {5, 3, 0},     {12, 32, 8},
                                   {13, 33, 9},   {25, 47, 31},  {64, 64, 64},  {64, 96, 50},  {16, 50, 9},
-                                  {8, 48, 3},    {37, 70, 400}, {100, 130, 257}, {11, 700, 19}, {3, 1100, 4}};
+                                  {8, 48, 3},    {37, 70, 400}, {100, 130, 257}, {11, 700, 19}, {3, 1100, 4},
+                                  {90, 700, 800}};
 
 }  // namespace
 
@@ -81,7 +83,7 @@ TEST_CASE("gemm_cpu double matches a naive loop for every transpose") {
 }
 
 TEST_CASE("gemm_cpu alpha, beta and leading dims wider than the matrix") {
-  for (const Case& c : {Case{13, 33, 9}, Case{30, 50, 300}, Case{7, 5, 3}}) {
+  for (const Case& c : {Case{13, 33, 9}, Case{30, 50, 300}, Case{7, 5, 3}, Case{100, 40, 500}}) {
     check_all_layouts<float>(c, 0.5f, 1.f, 3);
     check_all_layouts<float>(c, -2.f, 0.25f, 1);
     check_all_layouts<double>(c, 1.5, -1.0, 5);

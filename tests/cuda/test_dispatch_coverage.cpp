@@ -41,6 +41,7 @@ TEST_SUITE("cuda_no_device") {
     check_both(max_stub);
     check_both(gemm_stub);
     check_both(gemm_batched_stub);
+    check_both(gemm_bias_stub);
     check_both(conv2d_forward_stub);
     check_both(conv2d_backward_stub);
     check_both(max_pool2d_stub);

@@ -1,5 +1,5 @@
-// How the CPU kernels read bool tensors (as bytes, See Note [Bools read as bytes]) and the
-// byte scans that masks share (count, last set position). Included by CPU kernel files only.
+// How the CPU kernels read bool tensors: as bytes (See Note [Bools read as bytes]).
+// Included by CPU kernel files only.
 #pragma once
 
 #include <cstdint>
@@ -25,20 +25,6 @@ using stored_t = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
 template <class T>
 inline T load_stored(const void* p, int64_t j) {
   return static_cast<T>(static_cast<const stored_t<T>*>(p)[j]);
-}
-
-// The number of nonzero bytes of m[0, n) (vectorises: 32 bytes a step).
-inline int64_t count_set(const uint8_t* m, int64_t n) {
-  int64_t count = 0;
-  for (int64_t i = 0; i < n; ++i) count += m[i] != 0;
-  return count;
-}
-
-// The position of the last nonzero byte of m[0, n), -1 if none.
-inline int64_t last_set(const uint8_t* m, int64_t n) {
-  int64_t i = n - 1;
-  while (i >= 0 && m[i] == 0) --i;
-  return i;
 }
 
 }  // namespace gr::native

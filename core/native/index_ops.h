@@ -78,12 +78,12 @@ using NonzeroFn = Tensor (*)(const Tensor& self);
 GR_DECLARE_DISPATCH(NonzeroFn, nonzero_stub);
 
 // The elements of self at mask's set positions, in row-major order (1-d); self and mask
-// (bool) contiguous, of one shape. CPU only: other devices index with the mask.
+// (bool) contiguous, of one shape.
 using MaskedSelectFn = Tensor (*)(const Tensor& self, const Tensor& mask);
 GR_DECLARE_DISPATCH(MaskedSelectFn, masked_select_stub);
 // self at mask's set positions = source's first elements, in order; self, mask (bool) and
 // source contiguous, self and mask of one shape. Returns the number of set positions and
-// writes nothing when source has fewer elements. CPU only.
+// writes nothing when source has fewer elements.
 using MaskedScatterFn = int64_t (*)(const Tensor& self, const Tensor& mask, const Tensor& source);
 GR_DECLARE_DISPATCH(MaskedScatterFn, masked_scatter_stub);
 

@@ -47,7 +47,6 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
   check_mask(self, mask, "masked_select");
   std::vector<int64_t> shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_select");
   Tensor x = expand(self, shape), m = expand(mask, shape);
-  if (!masked_select_stub.has(self.device().type())) return index(x, {m});
   return masked_select_stub(self.device(), contiguous(x), contiguous(m));
 }
 

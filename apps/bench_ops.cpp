@@ -331,10 +331,76 @@ std::vector<Bench> breadth() {
   return b;
 }
 
+// ---- bool selects and predicates on [4096, 1024] (issue 15: bool read as bytes) ----
+// Checked against scalar loops; GB/s of tensor data read + written (bool 1 byte, int64 8).
+std::vector<Bench> bool_selects() {
+  const int64_t R = 4096, C = 1024;
+  Tensor x = rnd({R, C}, 40), y = rnd({R, C}, 41);
+  gr::Generator g(42);
+  Tensor mask = gr::rand({R, C}, gr::TensorOptions(gr::kFloat32), &g).lt(0.5);
+  Tensor other = gr::rand({R, C}, gr::TensorOptions(gr::kFloat32), &g).lt(0.5);
+  Tensor dx = dev(x), dy = dev(y), dmask = dev(mask), dother = dev(other), dsparse = dev(x.gt(3.5));
+  const bool* mk = mask.data_ptr<bool>();
+  const bool* ot = other.data_ptr<bool>();
+  std::vector<int64_t> set;  // the flat positions of mask's set elements, in order
+  for (int64_t e = 0; e < R * C; ++e)
+    if (mk[e]) set.push_back(e);
+  const double nnz = double(set.size());
+  // The largest |got - ref| over every element of `out` (row-major), as float64.
+  auto worst_of = [](const Tensor& out, int64_t numel, const std::function<double(int64_t)>& ref) {
+    Tensor h = host(out).to(gr::kFloat64).contiguous();
+    if (h.numel() != numel) return 1e30;
+    const double* v = h.data_ptr<double>();
+    double worst = 0;
+    for (int64_t e = 0; e < numel; ++e) worst = std::max(worst, std::abs(v[e] - ref(e)));
+    return worst;
+  };
+  const double f = sizeof(float), i64 = sizeof(int64_t), full = double(R) * C;
+  const std::string sh = std::to_string(R) + "x" + std::to_string(C);
+  const int64_t n = R * C;
+  std::vector<Bench> b;
+  b.push_back({"where", sh + ",bool cond", [=] { return std::make_pair(worst_of(gr::where(dmask, dx, dy), n, [=](int64_t e) {
+                                                 return mk[e] ? f32(x)[e] : f32(y)[e]; }), 0.0); },
+               [=] { gr::where(dmask, dx, dy); }, full * (3 * f + 1), true});
+  b.push_back({"where_scalar", sh + ",bool cond", [=] { return std::make_pair(worst_of(gr::where(dmask, dx, 0.0), n, [=](int64_t e) {
+                                                        return mk[e] ? f32(x)[e] : 0.0; }), 0.0); },
+               [=] { gr::where(dmask, dx, 0.0); }, full * (2 * f + 1), true});
+  b.push_back({"logical_and", sh + ",bool", [=] { return std::make_pair(worst_of(dmask.logical_and(dother), n, [=](int64_t e) {
+                                                   return double(mk[e] && ot[e]); }), 0.0); },
+               [=] { dmask.logical_and(dother); }, 3 * full, true});
+  b.push_back({"lt_scalar", sh, [=] { return std::make_pair(worst_of(dx.lt(0.5), n, [=](int64_t e) {
+                                       return double(f32(x)[e] < 0.5f); }), 0.0); },
+               [=] { dx.lt(0.5); }, full * (f + 1), true});
+  b.push_back({"any_lastdim", sh + ",bool", [=] {
+                 // The rows of a sparse mask (x > 3.5: about one set element in 4000), so
+                 // neither side can stop a row early.
+                 return std::make_pair(worst_of(dx.gt(3.5).any(-1), R, [=](int64_t r) {
+                   bool a = false;
+                   for (int64_t c = 0; c < C; ++c) a = a || f32(x)[r * C + c] > 3.5f;
+                   return double(a); }), 0.0); },
+               [=] { dsparse.any(-1); }, full, true});
+  b.push_back({"nonzero", sh + ",bool", [=] { return std::make_pair(worst_of(dmask.nonzero(), 2 * int64_t(set.size()), [=](int64_t e) {
+                                               const int64_t at = set[e / 2];
+                                               return double(e % 2 ? at % C : at / C); }), 0.0); },
+               [=] { dmask.nonzero(); }, full + nnz * 2 * i64, true});
+  b.push_back({"masked_select", sh + ",bool mask", [=] {
+                 return std::make_pair(worst_of(dx.masked_select(dmask), int64_t(set.size()), [=](int64_t e) {
+                   return f32(x)[set[e]]; }), 0.0); },
+               [=] { dx.masked_select(dmask); }, full * (f + 1) + nnz * f, true});
+  b.push_back({"masked_scatter", sh + ",bool mask", [=] {
+                 std::vector<double> ref(f32(x), f32(x) + n);
+                 for (size_t k = 0; k < set.size(); ++k) ref[set[k]] = f32(y)[k];
+                 return std::make_pair(worst_of(dx.masked_scatter(dmask, dy), n, [&](int64_t e) { return ref[e]; }), 0.0); },
+               [=] { dx.masked_scatter(dmask, dy); }, full * (2 * f + 1) + nnz * f, true});
+  return b;
+}
+
 const std::vector<std::string> kOps = {"sgemm", "conv2d_fwd", "conv2d_fwdbwd", "conv_transpose2d_fwd",
                                        "conv_transpose2d_fwdbwd", "add", "relu", "sum",
                                        "gather", "scatter_add", "index_select", "sum_lastdim", "amax_lastdim",
-                                       "logsumexp_lastdim", "softmax_lastdim", "masked_fill", "gelu_fwd", "gelu_bwd"};
+                                       "logsumexp_lastdim", "softmax_lastdim", "masked_fill", "gelu_fwd", "gelu_bwd",
+                                       "where", "where_scalar", "logical_and", "lt_scalar", "any_lastdim", "nonzero",
+                                       "masked_select", "masked_scatter"};
 
 // A filter token selects an op by its full name or its family (the part before the last '_').
 bool selected(const std::vector<std::string>& filter, const std::string& op) {
@@ -353,7 +419,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "CPU threads (gr::set_num_threads)")->check(CLI::Range(1, 1024));
   app.add_option("--repeat", repeat, "timed runs per op; the best is reported")->check(CLI::Range(1, 100000));
   app.add_option("--ops", ops_arg, "comma-separated ops or families (the name before its last '_'): sgemm, conv2d, conv_transpose2d, "
-                 "add, relu, sum, gather, scatter, index, amax, logsumexp, softmax, masked, gelu");
+                 "add, relu, sum, gather, scatter, index, amax, logsumexp, softmax, masked, gelu, where, logical, lt, any, nonzero");
   app.add_flag("--json", json, "also print one JSON object as the last line");
   std::string device_spec = "cpu";
   app.add_option("--device", device_spec, "cpu, cuda or cuda:N (without a CUDA device: a notice, then the CPU)")
@@ -407,6 +473,8 @@ int main(int argc, char** argv) {
   for (Bench& b : elementwise(int64_t(1) << 22))
     if (selected(filter, b.op)) benches.push_back(std::move(b));
   for (Bench& b : breadth())
+    if (selected(filter, b.op)) benches.push_back(std::move(b));
+  for (Bench& b : bool_selects())
     if (selected(filter, b.op)) benches.push_back(std::move(b));
 
   if (g_device.is_cuda())

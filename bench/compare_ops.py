@@ -38,7 +38,8 @@ CONV_SHAPES = [
 # conv_transpose2d runs on the first shape's conv: its input is that conv's output.
 OPS = ["sgemm", "conv2d_fwd", "conv2d_fwdbwd", "conv_transpose2d_fwd", "conv_transpose2d_fwdbwd", "add", "relu", "sum",
        "gather", "scatter_add", "index_select", "sum_lastdim", "amax_lastdim",
-       "logsumexp_lastdim", "softmax_lastdim", "masked_fill", "gelu_fwd", "gelu_bwd"]
+       "logsumexp_lastdim", "softmax_lastdim", "masked_fill", "gelu_fwd", "gelu_bwd",
+       "where", "where_scalar", "logical_and", "lt_scalar", "any_lastdim", "nonzero", "masked_select", "masked_scatter"]
 
 
 def selected(filters, op):
@@ -143,6 +144,20 @@ def torch_worker(threads, repeat, filters):
         ("masked_fill", f"{sh},bool mask", lambda: x.masked_fill(mask, 0.0), full * (2 * f + 1)),
         ("gelu_fwd", sh, lambda: F.gelu(x), 2 * full * f),
         ("gelu_bwd", sh, lambda: torch.ops.aten.gelu_backward(grad, x), 3 * full * f),
+    ]
+    # Bool selects and predicates, as bench_ops' bool_selects().
+    y, other = torch.randn(R, C), torch.rand(R, C) < 0.5
+    sparse = x > 3.5
+    nnz = float(mask.sum())
+    breadth += [
+        ("where", f"{sh},bool cond", lambda: torch.where(mask, x, y), full * (3 * f + 1)),
+        ("where_scalar", f"{sh},bool cond", lambda: torch.where(mask, x, 0.0), full * (2 * f + 1)),
+        ("logical_and", f"{sh},bool", lambda: mask.logical_and(other), 3 * full),
+        ("lt_scalar", sh, lambda: x.lt(0.5), full * (f + 1)),
+        ("any_lastdim", f"{sh},bool", lambda: sparse.any(-1), full),
+        ("nonzero", f"{sh},bool", lambda: mask.nonzero(), full + nnz * 2 * i64),
+        ("masked_select", f"{sh},bool mask", lambda: x.masked_select(mask), full * (f + 1) + nnz * f),
+        ("masked_scatter", f"{sh},bool mask", lambda: x.masked_scatter(mask, y), full * (2 * f + 1) + nnz * f),
     ]
     for op, shape, fn, work in breadth:
         if selected(filters, op):

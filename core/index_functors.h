@@ -11,11 +11,10 @@
 
 namespace gr::functors {
 
-// The CPU loop reads the bool mask as uint8_t: GCC 12 vectorises a select on a byte, never on
-// a bool loaded from memory (a branch per element: 18 ms over [4096, 1024] with a random mask).
+// The CPU loop reads the bool mask as bytes (Note [Bools read as bytes], core/native/bool_bytes.h).
 template <class T> struct MaskedFill {
   T value;
-  GR_HOST_DEVICE T operator()(T x, uint8_t mask) const { return mask != 0 ? value : x; }
+  GR_HOST_DEVICE T operator()(T x, bool mask) const { return mask ? value : x; }
 };
 
 // How scatter, index_add/index_copy and index_put_ combine a value with the destination.

@@ -25,13 +25,13 @@ void check_value(const Tensor& value, const char* op) {
 Tensor scatter_by_mask(const Tensor& self, const Tensor& mask, const Tensor& source, const char* op) {
   GR_CHECK(source.scalar_type() == self.scalar_type(), op, ": expected self and source to have the same dtype, got ",
            self.scalar_type(), " and ", source.scalar_type());
-  Tensor nz = native::nonzero(mask);
-  const int64_t count = nz.size(0);
+  const bool in_place = self.is_contiguous();  // else through a contiguous copy
+  Tensor out = in_place ? self : native::contiguous(self);
+  const int64_t count = native::masked_scatter_stub(self.device(), out, native::contiguous(mask), native::contiguous(source));
   GR_CHECK(source.numel() >= count, op, ": expected source to have at least ", count, " elements (the set positions of ",
            "the mask of shape ", mask.sizes(), "), but it has ", source.numel());
-  std::vector<Tensor> columns;
-  for (int64_t j = 0; j < nz.size(1); ++j) columns.push_back(native::select(nz, 1, j));
-  native::index_put_(self, columns, native::narrow(native::reshape(source, {-1}), 0, 0, count), false);
+  if (in_place) self.unsafe_impl()->storage.bump_version();
+  else native::copy_(self, out);
   return self;
 }
 
@@ -101,7 +101,7 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
   GR_CHECK(mask.scalar_type() == kBool, "masked_select: expected a bool mask, got ", mask.scalar_type());
   std::vector<int64_t> shape = native::broadcast_shapes(self.sizes(), mask.sizes(), "masked_select");
   Tensor m = native::expand(mask, shape);
-  Tensor out = native::index(native::expand(self, shape), {m});
+  Tensor out = native::masked_select(self, mask);
   if (autograd::needs_grad(self))
     record("MaskedSelectBackward", {self}, {out},
            [m = m, shape, self_shape = self.sizes().vec()](const TensorList& g, const std::vector<bool>&) {

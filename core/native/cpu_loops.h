@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "core/native/bool_bytes.h"
 #include "core/native/strided_loop.h"
 #include "core/parallel.h"
 
@@ -13,12 +14,12 @@ namespace gr::native {
 namespace detail {
 
 // Element j of input I; inputs whose bit is set in Mask are broadcast scalars (stride 0),
-// which the compiler then hoists out of the loop.
+// which the compiler then hoists out of the loop. Bools are read as bytes: See Note [Bools
+// read as bytes].
 template <int Mask, size_t I, class In>
 inline In load_contig(char* const* p, int64_t j) {
-  const In* ptr = reinterpret_cast<const In*>(p[I + 1]);
-  if constexpr ((Mask >> I) & 1) return ptr[0];
-  else return ptr[j];
+  if constexpr ((Mask >> I) & 1) return load_stored<In>(p[I + 1], 0);
+  else return load_stored<In>(p[I + 1], j);
 }
 
 // f is copied first: the stores to out could alias the caller's f, whose members (a fill
@@ -35,7 +36,7 @@ template <class Out, class... In, class F, size_t... I>
 inline void inner_strided(char* const* p, const int64_t* s, int64_t n, const F& f, std::index_sequence<I...>) {
   Out* out = reinterpret_cast<Out*>(p[0]);
   for (int64_t j = 0; j < n; ++j)
-    out[j * s[0]] = f(reinterpret_cast<const In*>(p[I + 1])[j * s[I + 1]]...);
+    out[j * s[0]] = f(load_stored<In>(p[I + 1], j * s[I + 1])...);
 }
 
 // One inner run of n elements; p are the operands' current pointers, s their inner strides.
@@ -57,6 +58,10 @@ inline void inner_loop(char* const* p, const int64_t* s, int64_t n, const F& f) 
       } else if constexpr (N == 2) {
         if (mask == 1) return inner_contig<1, Out, In...>(p, n, f, Seq{});
         if (mask == 2) return inner_contig<2, Out, In...>(p, n, f, Seq{});
+      } else if constexpr (N == 3) {  // where with a number, lerp and clamp with 0-d tensors
+        if (mask == 2) return inner_contig<2, Out, In...>(p, n, f, Seq{});
+        if (mask == 4) return inner_contig<4, Out, In...>(p, n, f, Seq{});
+        if (mask == 6) return inner_contig<6, Out, In...>(p, n, f, Seq{});
       }
     }
   }

@@ -1,5 +1,5 @@
 // CPU kernels of the indexing ops (contracts in index_ops.h): gather, scatter, the offsets of
-// advanced indexing, masked_fill and nonzero. Runs whose index is the same for every element
+// advanced indexing and masked_fill (nonzero and the masks' compactions: masked_cpu.cpp). Runs whose index is the same for every element
 // (index_select, index_add: one row per index) are copied or combined row by row.
 #include <cstring>
 
@@ -206,29 +206,7 @@ void offsets_cpu(const StridedLoop& L, ScalarType index_t, IndexAxis axis) {
 }
 
 void masked_fill_cpu(const StridedLoop& L, ScalarType t, const Scalar& value) {
-  dispatch_all(t, "masked_fill", [&]<class T>() { cpu_map<T, T, uint8_t>(L, F::MaskedFill<T>{value.to<T>()}); });
-}
-
-// Two passes over a contiguous copy: count, then write each nonzero's coordinates.
-Tensor nonzero_cpu(const Tensor& self) {
-  Tensor x = contiguous(self);
-  const int64_t numel = x.numel(), nd = x.dim();
-  return dispatch_all(x.scalar_type(), "nonzero", [&]<class T>() {
-    const T* v = x.data_ptr<T>();
-    int64_t count = 0;
-    for (int64_t i = 0; i < numel; ++i) count += F::is_nonzero(v[i]);
-    Tensor out = empty({count, nd}, TensorOptions(kInt64));
-    int64_t* o = out.data_ptr<int64_t>();
-    std::vector<int64_t> coord(nd, 0), sizes = x.sizes().vec();
-    for (int64_t i = 0; i < numel; ++i) {
-      if (F::is_nonzero(v[i])) {
-        std::copy(coord.begin(), coord.end(), o);
-        o += nd;
-      }
-      for (int64_t d = nd - 1; d >= 0 && ++coord[d] == sizes[d]; --d) coord[d] = 0;
-    }
-    return out;
-  });
+  dispatch_all(t, "masked_fill", [&]<class T>() { cpu_map<T, T, bool>(L, F::MaskedFill<T>{value.to<T>()}); });
 }
 
 }  // namespace
@@ -237,6 +215,5 @@ GR_REGISTER_KERNEL(index_gather_stub, kCPU, &gather_cpu);
 GR_REGISTER_KERNEL(index_scatter_stub, kCPU, &scatter_cpu);
 GR_REGISTER_KERNEL(index_offsets_stub, kCPU, &offsets_cpu);
 GR_REGISTER_KERNEL(masked_fill_stub, kCPU, &masked_fill_cpu);
-GR_REGISTER_KERNEL(nonzero_stub, kCPU, &nonzero_cpu);
 
 }  // namespace gr::native

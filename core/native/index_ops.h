@@ -77,6 +77,16 @@ GR_DECLARE_DISPATCH(MaskedFillFn, masked_fill_stub);
 using NonzeroFn = Tensor (*)(const Tensor& self);
 GR_DECLARE_DISPATCH(NonzeroFn, nonzero_stub);
 
+// The elements of self at mask's set positions, in row-major order (1-d); self and mask
+// (bool) contiguous, of one shape.
+using MaskedSelectFn = Tensor (*)(const Tensor& self, const Tensor& mask);
+GR_DECLARE_DISPATCH(MaskedSelectFn, masked_select_stub);
+// self at mask's set positions = source's first elements, in order; self, mask (bool) and
+// source contiguous, self and mask of one shape. Returns the number of set positions and
+// writes nothing when source has fewer elements.
+using MaskedScatterFn = int64_t (*)(const Tensor& self, const Tensor& mask, const Tensor& source);
+GR_DECLARE_DISPATCH(MaskedScatterFn, masked_scatter_stub);
+
 // Runs fn, turning an IndexOutOfRange into the op's error (Note [Index errors]).
 template <class Fn>
 void with_index_errors(const char* op, int64_t dim, const Tensor& self, const Tensor& index, Fn&& fn) {
@@ -119,6 +129,8 @@ void index_fill_(const Tensor& self, int64_t dim, const Tensor& index, const Ten
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
 void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value);
 Tensor nonzero(const Tensor& self);
+// self[mask] of self and mask broadcast together (1-d).
+Tensor masked_select(const Tensor& self, const Tensor& mask);
 
 // ---- advanced indexing ----
 // indices: one entry per leading dim of self (undefined: the whole dim); a bool (or uint8) mask

@@ -141,6 +141,30 @@ inline bool any_set(const i32x8& mask) {
     if (mask[l]) return true;
   return false;
 }
+
+// Note [Byte folds]
+// any/all of a row of bytes (bool, read as bytes by Note [Bools read as bytes], and uint8):
+// the answer is exact in any order, so 32 bytes at a time are ORed (any) or folded by their
+// unsigned minimum (all: no zero byte), one instruction a vector. The lane fold of bools
+// stayed scalar (GCC does not vectorise `a || x != 0` over lanes of bool).
+template <bool IsAny>
+inline bool byte_any_all(const uint8_t* p, int64_t n) {
+  typedef uint8_t u8x32 __attribute__((vector_size(32)));
+  u8x32 acc = IsAny ? u8x32{} : ~u8x32{};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    u8x32 x;
+    load(x, p + i);
+    if constexpr (IsAny) acc |= x;
+    else acc = acc < x ? acc : x;
+  }
+  uint8_t r = IsAny ? 0 : 0xff;
+  for (int l = 0; l < 32; ++l) r = IsAny ? (r | acc[l]) : std::min(r, acc[l]);
+  for (; i < n; ++i) r = IsAny ? (r | p[i]) : std::min(r, p[i]);
+  return r != 0;
+}
+template <class Op>
+constexpr bool is_any_all = std::is_same_v<Op, reduce_ops::Any> || std::is_same_v<Op, reduce_ops::All>;
 }  // namespace lanes
 
 template <class Op, class F, class Acc = decltype(std::declval<Op>().identity()), int L = kFoldLanes<Acc>>
@@ -163,6 +187,8 @@ inline auto fold_row(const Op& op, const T* p, int64_t n) {
   const auto f = [p](int64_t i) { return static_cast<reduce_ops::value_t<T>>(p[i]); };
   if constexpr (std::is_same_v<T, float> && std::is_same_v<Op, reduce_ops::Sum<double>>) {
     return cascade_sum(p, n);  // See Note [Float sums in a cascade]
+  } else if constexpr (sizeof(T) == 1 && std::is_integral_v<T> && is_any_all<Op>) {
+    return byte_any_all<std::is_same_v<Op, reduce_ops::Any>>(reinterpret_cast<const uint8_t*>(p), n);  // Note [Byte folds]
   } else if constexpr (std::is_same_v<T, float> && is_extreme<Op>) {
     static_assert(L == 32);  // lane 8j + l is v[j][l]; See Note [NaN-blind extremes]
     constexpr bool is_max = std::is_same_v<Op, reduce_ops::Max<float>>;

@@ -1,11 +1,16 @@
-// masked_fill and nonzero: argument checks, broadcasting and dispatch (kernels in index_cpu.cpp).
+// masked_fill, masked_select and nonzero: argument checks, broadcasting and dispatch (kernels in
+// index_cpu.cpp and masked_cpu.cpp).
 #include "core/factory.h"
+#include "core/native/copy.h"
 #include "core/native/index_ops.h"
+#include "core/native/shape.h"
 
 namespace gr::native {
 
 GR_DEFINE_DISPATCH(MaskedFillFn, masked_fill_stub);
 GR_DEFINE_DISPATCH(NonzeroFn, nonzero_stub);
+GR_DEFINE_DISPATCH(MaskedSelectFn, masked_select_stub);
+GR_DEFINE_DISPATCH(MaskedScatterFn, masked_scatter_stub);
 
 namespace {
 void check_mask(const Tensor& self, const Tensor& mask, const char* op) {
@@ -36,6 +41,13 @@ void masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
   self.unsafe_impl()->storage.bump_version();
   StridedLoop L = make_strided_loop({self, self, mask}, shape);
   masked_fill_stub(self.device(), L, self.scalar_type(), value);
+}
+
+Tensor masked_select(const Tensor& self, const Tensor& mask) {
+  check_mask(self, mask, "masked_select");
+  std::vector<int64_t> shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_select");
+  Tensor x = expand(self, shape), m = expand(mask, shape);
+  return masked_select_stub(self.device(), contiguous(x), contiguous(m));
 }
 
 Tensor nonzero(const Tensor& self) {

@@ -29,10 +29,14 @@ struct InputMeta {
 };
 
 // Note [Node names]
-// name() follows PyTorch's grad_fn names without the overload digit: "<Op>Backward" with
-// the op in CamelCase ("MulBackward", "Conv2dBackward", "LogSoftmaxBackward"), and
-// "AccumulateGrad" at leaves; a custom Function<T> node is "<T>Backward" (see
-// custom_function.h).
+// name() is PyTorch's grad_fn name for the same ATen overload, digit included: "<Op>Backward<N>"
+// where N numbers the overloads of one op in ATen's derivatives.yaml ("SumBackward0" for sum(),
+// "SumBackward1" for sum(dim), "MulBackward1" for mul(Tensor, Scalar), "ConvolutionBackward0"
+// for every convolution), and "AccumulateGrad" at leaves. The names are literals at each op's
+// record() call; tests/autograd/test_grad_fn_names.cpp checks them against PyTorch 2.15's
+// (tests/data/make_grad_fn_names.py). A node of gradring's own with no PyTorch counterpart
+// (a fused LinearBackward, MatmulBackward, PadCircularBackward, the conv double-backward nodes)
+// has no digit. A custom Function<T> node is "<T>Backward" (see custom_function.h).
 class Node : public std::enable_shared_from_this<Node> {
  public:
   Node();

@@ -30,28 +30,28 @@ Tensor gelu_grad(const Tensor& g, const Tensor& x, bool tanh_approx) {
 Tensor gelu(const Tensor& self, std::string_view approximate) {
   Tensor out = native::gelu(self, approximate);
   const bool tanh_approx = approximate == "tanh";
-  return autograd::record_unary("GeluBackward", self, out, false, [tanh_approx](const Tensor& g, const Tensor& x) {
+  return autograd::record_unary("GeluBackward0", self, out, false, [tanh_approx](const Tensor& g, const Tensor& x) {
     if (!autograd::needs_grad(g, x)) return native::gelu_backward(g, x, tanh_approx ? "tanh" : "none");
     return gelu_grad(g, x, tanh_approx);
   });
 }
 
 Tensor silu(const Tensor& self) {
-  return autograd::record_unary("SiluBackward", self, native::silu(self), false, [](const Tensor& g, const Tensor& x) {
+  return autograd::record_unary("SiluBackward0", self, native::silu(self), false, [](const Tensor& g, const Tensor& x) {
     Tensor s = sigmoid(x);
     return g * s * (1 + x * (1 - s));
   });
 }
 
 Tensor mish(const Tensor& self) {
-  return autograd::record_unary("MishBackward", self, native::mish(self), false, [](const Tensor& g, const Tensor& x) {
+  return autograd::record_unary("MishBackward0", self, native::mish(self), false, [](const Tensor& g, const Tensor& x) {
     Tensor t = tanh(softplus(x));
     return g * (t + x * sigmoid(x) * (1 - t * t));
   });
 }
 
 Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope) {
-  return autograd::record_unary("LeakyReluBackward", self, native::leaky_relu(self, negative_slope), false,
+  return autograd::record_unary("LeakyReluBackward0", self, native::leaky_relu(self, negative_slope), false,
                                 [negative_slope](const Tensor& g, const Tensor& x) {
                                   return where(x > 0, g, g * negative_slope);
                                 });
@@ -59,7 +59,7 @@ Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope) {
 
 Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
   const double a = alpha.to<double>(), s = scale.to<double>(), is = input_scale.to<double>();
-  return autograd::record_unary("EluBackward", self, native::elu(self, alpha, scale, input_scale), false,
+  return autograd::record_unary("EluBackward0", self, native::elu(self, alpha, scale, input_scale), false,
                                 [a, s, is](const Tensor& g, const Tensor& x) {
                                   return where(x > 0, g * s, g * (is * a * s) * exp(x * is));
                                 });

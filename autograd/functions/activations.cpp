@@ -38,9 +38,9 @@ Tensor with_output_grad(const char* name, const Tensor& a, const Tensor& out, Te
 }
 }  // namespace
 
-Tensor relu(const Tensor& a) { return with_output_grad("ReluBackward", a, native::relu(a), relu_grad); }
-Tensor sigmoid(const Tensor& a) { return with_output_grad("SigmoidBackward", a, native::sigmoid(a), sigmoid_grad); }
-Tensor tanh(const Tensor& a) { return with_output_grad("TanhBackward", a, native::tanh(a), tanh_grad); }
+Tensor relu(const Tensor& a) { return with_output_grad("ReluBackward0", a, native::relu(a), relu_grad); }
+Tensor sigmoid(const Tensor& a) { return with_output_grad("SigmoidBackward0", a, native::sigmoid(a), sigmoid_grad); }
+Tensor tanh(const Tensor& a) { return with_output_grad("TanhBackward0", a, native::tanh(a), tanh_grad); }
 
 Tensor& Tensor::relu_() const {
   autograd::check_inplace(*this, "relu_");
@@ -50,7 +50,7 @@ Tensor& Tensor::relu_() const {
   if (grad) {
     // Saved after the op: the version check then guards against later in-place changes.
     SavedTensor saved(*this, /*is_output=*/true);
-    record("ReluBackward", inputs, {*this}, [saved](const TensorList& g, const std::vector<bool>&) {
+    record("ReluBackward0", inputs, {*this}, [saved](const TensorList& g, const std::vector<bool>&) {
       return TensorList{relu_grad(g[0], saved.unpack())};
     });
   }

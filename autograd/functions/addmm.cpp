@@ -41,7 +41,7 @@ Tensor baddbmm_impl(const char* op, const Tensor& self, const Tensor& b1, const 
   if (unbatched) out = native::squeeze(out, 0);
   if (autograd::needs_grad(self, b1, b2)) {
     SavedTensor s1(b2.requires_grad() ? b1 : Tensor()), s2(b1.requires_grad() ? b2 : Tensor());
-    record(unbatched ? "AddmmBackward" : "BaddbmmBackward", {self, b1, b2}, {out},
+    record(unbatched ? "AddmmBackward0" : "BaddbmmBackward0", {self, b1, b2}, {out},
            [s1, s2, beta, alpha, unbatched, self_shape = self.sizes().vec()](const TensorList& g,
                                                                               const std::vector<bool>& needs) {
              Tensor g3 = unbatched ? g[0].unsqueeze(0) : g[0];

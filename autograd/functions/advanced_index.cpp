@@ -26,7 +26,7 @@ std::vector<Tensor> unwrap(const IndexList& indices) {
 void record_put(const Tensor& self, const IndexList& indices, const Tensor& values, bool accumulate,
                 const Tensor& out) {
   if (!autograd::needs_grad(self, values)) return;
-  record("IndexPutBackward", {self, values}, {out},
+  record("IndexPutBackward0", {self, values}, {out},
          [indices, accumulate, shape = values.sizes().vec()](const TensorList& g, const std::vector<bool>& needs) {
            Tensor gself, gvalues;
            if (needs[0])
@@ -41,7 +41,7 @@ void record_put(const Tensor& self, const IndexList& indices, const Tensor& valu
 Tensor index(const Tensor& self, const IndexList& indices) {
   Tensor out = native::index(self, unwrap(indices));
   if (autograd::needs_grad(self))
-    record("IndexBackward", {self}, {out},
+    record("IndexBackward0", {self}, {out},
            [indices, sizes = self.sizes().vec()](const TensorList& g, const std::vector<bool>&) {
              return TensorList{index_put(zeros(sizes, g[0].options()), indices, g[0], true)};
            });

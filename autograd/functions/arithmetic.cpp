@@ -20,7 +20,7 @@ Tensor add_sub(const Tensor& a, const Tensor& b, const Scalar& alpha, bool negat
   Tensor out = negate ? native::sub(a, b, alpha) : native::add(a, b, alpha);
   if (autograd::needs_grad(a, b)) {
     double factor = negate ? -alpha.to_double() : alpha.to_double();
-    record(negate ? "SubBackward" : "AddBackward", {a, b}, {out},
+    record(negate ? "SubBackward0" : "AddBackward0", {a, b}, {out},
            [sa = a.sizes().vec(), sb = b.sizes().vec(), factor](const TensorList& g, const std::vector<bool>& needs) {
              return TensorList{needs[0] ? sum_to(g[0], sa) : Tensor(),
                                needs[1] ? sum_to(factor == 1.0 ? g[0] : g[0] * factor, sb) : Tensor()};
@@ -33,7 +33,7 @@ Tensor add_sub_scalar(const Tensor& a, const Scalar& b, bool negate) {
   Tensor s = native::wrapped_scalar(a, b);
   Tensor out = negate ? native::sub(a, s) : native::add(a, s);
   if (autograd::needs_grad(a))
-    record(negate ? "SubBackward" : "AddBackward", {a}, {out},
+    record(negate ? "SubBackward1" : "AddBackward1", {a}, {out},
            [](const TensorList& g, const std::vector<bool>&) { return TensorList{g[0]}; });
   return out;
 }
@@ -49,7 +49,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor out = native::mul(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa(b.requires_grad() ? a : Tensor()), sb(a.requires_grad() ? b : Tensor());
-    record("MulBackward", {a, b}, {out},
+    record("MulBackward0", {a, b}, {out},
            [sa, sb, shape_a = a.sizes().vec(), shape_b = b.sizes().vec()](const TensorList& g,
                                                                           const std::vector<bool>& needs) {
              return TensorList{needs[0] ? sum_to(g[0] * sb.unpack(), shape_a) : Tensor(),
@@ -63,7 +63,7 @@ Tensor mul(const Tensor& a, const Scalar& b) {
   Tensor s = native::wrapped_scalar(a, b);
   Tensor out = native::mul(a, s);
   if (autograd::needs_grad(a))
-    record("MulBackward", {a}, {out}, [s](const TensorList& g, const std::vector<bool>&) {
+    record("MulBackward1", {a}, {out}, [s](const TensorList& g, const std::vector<bool>&) {
       return TensorList{g[0] * s};
     });
   return out;
@@ -73,7 +73,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
   Tensor out = native::div(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sb(b), so(b.requires_grad() ? out : Tensor(), /*is_output=*/true);
-    record("DivBackward", {a, b}, {out},
+    record("DivBackward0", {a, b}, {out},
            [sb, so, shape_a = a.sizes().vec(), shape_b = b.sizes().vec()](const TensorList& g,
                                                                           const std::vector<bool>& needs) {
              Tensor bv = sb.unpack();
@@ -90,7 +90,7 @@ Tensor div(const Tensor& a, const Scalar& b) {
   Tensor s = native::wrapped_scalar(a, b);
   Tensor out = native::div(a, s);
   if (autograd::needs_grad(a))
-    record("DivBackward", {a}, {out}, [s](const TensorList& g, const std::vector<bool>&) {
+    record("DivBackward1", {a}, {out}, [s](const TensorList& g, const std::vector<bool>&) {
       return TensorList{g[0] / s};
     });
   return out;
@@ -100,7 +100,8 @@ Tensor div(const Tensor& a, const Scalar& b) {
 
 namespace {
 
-Tensor& add_sub_(const Tensor& self, const Tensor& other, const Scalar& alpha, bool negate, const char* op) {
+Tensor& add_sub_(const Tensor& self, const Tensor& other, const Scalar& alpha, bool negate, const char* op,
+                 const char* name) {
   autograd::check_inplace(self, op);
   bool grad = autograd::needs_grad(self, other);
   TensorList inputs = grad ? TensorList{self, other} : TensorList{};
@@ -109,7 +110,7 @@ Tensor& add_sub_(const Tensor& self, const Tensor& other, const Scalar& alpha, b
   else native::add_(self, other, alpha);
   if (grad) {
     double factor = negate ? -alpha.to_double() : alpha.to_double();
-    record(negate ? "SubBackward" : "AddBackward", inputs, {self},
+    record(name, inputs, {self},
            [shape_o, factor](const TensorList& g, const std::vector<bool>& needs) {
              return TensorList{needs[0] ? g[0] : Tensor(),
                                needs[1] ? sum_to(factor == 1.0 ? g[0] : g[0] * factor, shape_o) : Tensor()};
@@ -119,7 +120,7 @@ Tensor& add_sub_(const Tensor& self, const Tensor& other, const Scalar& alpha, b
 }
 
 // self *= other (or /=). The gradient for `other` needs self's value from before the op.
-Tensor& mul_div_(const Tensor& self, const Tensor& other, bool divide, const char* op) {
+Tensor& mul_div_(const Tensor& self, const Tensor& other, bool divide, const char* op, const char* name) {
   autograd::check_inplace(self, op);
   bool grad = autograd::needs_grad(self, other);
   TensorList inputs = grad ? TensorList{self, other} : TensorList{};
@@ -130,7 +131,7 @@ Tensor& mul_div_(const Tensor& self, const Tensor& other, bool divide, const cha
   else native::mul_(self, other);
   if (grad) {
     SavedTensor so(factor);
-    record(divide ? "DivBackward" : "MulBackward", inputs, {self},
+    record(name, inputs, {self},
            [so, self_before, divide, shape_o = other.sizes().vec()](const TensorList& g, const std::vector<bool>& needs) {
              Tensor o = so.unpack();
              Tensor ga = needs[0] ? (divide ? g[0] / o : g[0] * o) : Tensor();
@@ -147,13 +148,26 @@ Tensor& mul_div_(const Tensor& self, const Tensor& other, bool divide, const cha
 
 }  // namespace
 
-Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) const { return add_sub_(*this, o, alpha, false, "add_"); }
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) const { return add_sub_(*this, o, alpha, true, "sub_"); }
-Tensor& Tensor::add_(const Scalar& o) const { return add_sub_(*this, native::wrapped_scalar(*this, o), 1, false, "add_"); }
-Tensor& Tensor::sub_(const Scalar& o) const { return add_sub_(*this, native::wrapped_scalar(*this, o), 1, true, "sub_"); }
-Tensor& Tensor::mul_(const Tensor& o) const { return mul_div_(*this, o, false, "mul_"); }
-Tensor& Tensor::mul_(const Scalar& o) const { return mul_div_(*this, native::wrapped_scalar(*this, o), false, "mul_"); }
-Tensor& Tensor::div_(const Tensor& o) const { return mul_div_(*this, o, true, "div_"); }
-Tensor& Tensor::div_(const Scalar& o) const { return mul_div_(*this, native::wrapped_scalar(*this, o), true, "div_"); }
+// The Scalar overloads record their own nodes, as ATen's add_.Scalar (AddBackward1) does.
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) const {
+  return add_sub_(*this, o, alpha, false, "add_", "AddBackward0");
+}
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) const {
+  return add_sub_(*this, o, alpha, true, "sub_", "SubBackward0");
+}
+Tensor& Tensor::add_(const Scalar& o) const {
+  return add_sub_(*this, native::wrapped_scalar(*this, o), 1, false, "add_", "AddBackward1");
+}
+Tensor& Tensor::sub_(const Scalar& o) const {
+  return add_sub_(*this, native::wrapped_scalar(*this, o), 1, true, "sub_", "SubBackward1");
+}
+Tensor& Tensor::mul_(const Tensor& o) const { return mul_div_(*this, o, false, "mul_", "MulBackward0"); }
+Tensor& Tensor::mul_(const Scalar& o) const {
+  return mul_div_(*this, native::wrapped_scalar(*this, o), false, "mul_", "MulBackward1");
+}
+Tensor& Tensor::div_(const Tensor& o) const { return mul_div_(*this, o, true, "div_", "DivBackward0"); }
+Tensor& Tensor::div_(const Scalar& o) const {
+  return mul_div_(*this, native::wrapped_scalar(*this, o), true, "div_", "DivBackward1");
+}
 
 }  // namespace gr

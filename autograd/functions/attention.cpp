@@ -78,7 +78,9 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     SavedTensor sq(query), sk(key), sv(value), so(out, /*is_output=*/true);
     Tensor lse = saved.lse;
     const uint64_t seed = saved.seed, offset = saved.offset;
-    record("ScaledDotProductAttentionBackward", {query, key, value}, {out},
+    // PyTorch's flash-attention nodes: one saved log-sum-exp per row, recomputed probabilities.
+    record(query.is_cuda() ? "ScaledDotProductFlashAttentionBackward0" : "ScaledDotProductFlashAttentionForCpuBackward0",
+           {query, key, value}, {out},
            [=](const TensorList& g, const std::vector<bool>& needs) {
              Tensor q = sq.unpack(), k = sk.unpack(), v = sv.unpack();
              if (!autograd::needs_grad(g[0], q, k, v)) {

@@ -75,7 +75,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   }
   Tensor out = native::batch_norm_elemt(input, weight, bias, mean, invstd);
   if (autograd::needs_grad(input, weight, bias)) {
-    record("NativeBatchNormBackward", {input, weight, bias}, {out},
+    record("NativeBatchNormBackward0", {input, weight, bias}, {out},
            [sx = SavedTensor(input), sw = SavedTensor(weight), mean, invstd, training, count, eps](
                const TensorList& g, const std::vector<bool>& needs) {
              Tensor x = sx.unpack(), w = sw.unpack();

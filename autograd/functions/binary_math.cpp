@@ -35,22 +35,22 @@ Saves lerp_saves(const Tensor& self, const Tensor& end, const Tensor& weight) {
 }  // namespace
 
 Tensor atan2(const Tensor& self, const Tensor& other) {
-  return autograd::record_elementwise("Atan2Backward", {self, other}, native::atan2(self, other), Saves{{true, true}},
+  return autograd::record_elementwise("Atan2Backward0", {self, other}, native::atan2(self, other), Saves{{true, true}},
                                       atan2_grad);
 }
 Tensor& Tensor::atan2_(const Tensor& other) const {
-  return autograd::record_elementwise_("Atan2Backward", "atan2_", *this, {other},
+  return autograd::record_elementwise_("Atan2Backward0", "atan2_", *this, {other},
                                        [this, &other] { native::atan2_(*this, other); }, Saves{{true, true}},
                                        atan2_grad);
 }
 Tensor Tensor::atan2(const Tensor& other) const { return gr::atan2(*this, other); }
 
 Tensor hypot(const Tensor& self, const Tensor& other) {
-  return autograd::record_elementwise("HypotBackward", {self, other}, native::hypot(self, other),
+  return autograd::record_elementwise("HypotBackward0", {self, other}, native::hypot(self, other),
                                       Saves{{true, true}, true}, hypot_grad);
 }
 Tensor& Tensor::hypot_(const Tensor& other) const {
-  return autograd::record_elementwise_("HypotBackward", "hypot_", *this, {other},
+  return autograd::record_elementwise_("HypotBackward0", "hypot_", *this, {other},
                                        [this, &other] { native::hypot_(*this, other); }, Saves{{true, true}, true},
                                        hypot_grad);
 }
@@ -59,25 +59,25 @@ Tensor Tensor::hypot(const Tensor& other) const { return gr::hypot(*this, other)
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) {
   const double w = weight.to_double();
   return autograd::record_elementwise(
-      "LerpBackward", {self, end}, native::lerp(self, end, weight), Saves{},
+      "LerpBackward0", {self, end}, native::lerp(self, end, weight), Saves{},
       [w](const Tensor& g, const TensorList&, const Tensor&, const std::vector<bool>& needs) {
         return TensorList{needs[0] ? g * (1 - w) : Tensor(), needs[1] ? g * w : Tensor()};
       });
 }
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
-  return autograd::record_elementwise("LerpBackward", {self, end, weight}, native::lerp(self, end, weight),
+  return autograd::record_elementwise("LerpBackward1", {self, end, weight}, native::lerp(self, end, weight),
                                       lerp_saves(self, end, weight), lerp_grad);
 }
 Tensor& Tensor::lerp_(const Tensor& end, const Scalar& weight) const {
   const double w = weight.to_double();
   return autograd::record_elementwise_(
-      "LerpBackward", "lerp_", *this, {end}, [this, &end, &weight] { native::lerp_(*this, end, weight); }, Saves{},
+      "LerpBackward0", "lerp_", *this, {end}, [this, &end, &weight] { native::lerp_(*this, end, weight); }, Saves{},
       [w](const Tensor& g, const TensorList&, const Tensor&, const std::vector<bool>& needs) {
         return TensorList{needs[0] ? g * (1 - w) : Tensor(), needs[1] ? g * w : Tensor()};
       });
 }
 Tensor& Tensor::lerp_(const Tensor& end, const Tensor& weight) const {
-  return autograd::record_elementwise_("LerpBackward", "lerp_", *this, {end, weight},
+  return autograd::record_elementwise_("LerpBackward1", "lerp_", *this, {end, weight},
                                        [this, &end, &weight] { native::lerp_(*this, end, weight); },
                                        lerp_saves(*this, end, weight), lerp_grad);
 }

@@ -13,7 +13,7 @@ Tensor cat(const TensorList& tensors, int64_t dim) {
     int64_t d = wrap_dim(dim, tensors[0].dim(), "cat");
     std::vector<int64_t> lengths;
     for (const Tensor& t : tensors) lengths.push_back(t.size(d));
-    record("CatBackward", tensors, {out}, [d, lengths](const TensorList& g, const std::vector<bool>& needs) {
+    record("CatBackward0", tensors, {out}, [d, lengths](const TensorList& g, const std::vector<bool>& needs) {
       TensorList grads;
       int64_t at = 0;
       for (size_t i = 0; i < lengths.size(); ++i) {
@@ -31,7 +31,7 @@ Tensor stack(const TensorList& tensors, int64_t dim) {
   Tensor out = native::stack(tensors, dim);
   if (autograd::needs_grad_list(tensors)) {
     const int64_t d = wrap_dim(dim, tensors[0].dim() + 1, "stack");
-    record("StackBackward", tensors, {out}, [d](const TensorList& g, const std::vector<bool>& needs) {
+    record("StackBackward0", tensors, {out}, [d](const TensorList& g, const std::vector<bool>& needs) {
       TensorList grads;
       for (size_t i = 0; i < needs.size(); ++i) grads.push_back(needs[i] ? g[0].select(d, static_cast<int64_t>(i)) : Tensor());
       return grads;

@@ -50,34 +50,58 @@ TensorList with_bounds(const Tensor& self, const std::optional<Tensor>& min, con
   return inputs;
 }
 
-}  // namespace
-
-Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  return autograd::record_elementwise("ClampBackward", {self}, native::clamp(self, min, max), Saves{{true}},
+// The node names follow ATen's overloads: clamp with Scalar bounds is ClampBackward1, with
+// Tensor bounds ClampBackward0; clamp_min/clamp_max are their own ops (ClampMinBackward0 for
+// the Scalar overload, ...1 for the Tensor one).
+Tensor clamp_scalar(const char* node, const Tensor& self, const std::optional<Scalar>& min,
+                    const std::optional<Scalar>& max) {
+  return autograd::record_elementwise(node, {self}, native::clamp(self, min, max), Saves{{true}},
                                       scalar_bounds_grad(min, max));
 }
-Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+Tensor clamp_tensor(const char* node, const Tensor& self, const std::optional<Tensor>& min,
+                    const std::optional<Tensor>& max) {
   TensorList inputs = with_bounds(self, min, max);
-  return autograd::record_elementwise("ClampBackward", inputs, native::clamp(self, min, max),
+  return autograd::record_elementwise(node, inputs, native::clamp(self, min, max),
                                       Saves{std::vector<bool>(inputs.size(), true)},
                                       tensor_bounds_grad(given(min), given(max)));
 }
-Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
-  return autograd::record_elementwise_("ClampBackward", "clamp_", *this, {}, [&] { native::clamp_(*this, min, max); },
+Tensor& clamp_scalar_(const char* node, const Tensor& self, const std::optional<Scalar>& min,
+                      const std::optional<Scalar>& max) {
+  return autograd::record_elementwise_(node, "clamp_", self, {}, [&] { native::clamp_(self, min, max); },
                                        Saves{{true}}, scalar_bounds_grad(min, max));
 }
-Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
-  TensorList inputs = with_bounds(*this, min, max);
-  return autograd::record_elementwise_("ClampBackward", "clamp_", *this, TensorList(inputs.begin() + 1, inputs.end()),
-                                       [&] { native::clamp_(*this, min, max); },
+Tensor& clamp_tensor_(const char* node, const Tensor& self, const std::optional<Tensor>& min,
+                      const std::optional<Tensor>& max) {
+  TensorList inputs = with_bounds(self, min, max);
+  return autograd::record_elementwise_(node, "clamp_", self, TensorList(inputs.begin() + 1, inputs.end()),
+                                       [&] { native::clamp_(self, min, max); },
                                        Saves{std::vector<bool>(inputs.size(), true)},
                                        tensor_bounds_grad(given(min), given(max)));
 }
 
-Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, min, std::nullopt); }
-Tensor clamp_min(const Tensor& self, const Tensor& min) { return clamp(self, std::optional<Tensor>(min), std::nullopt); }
-Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, max); }
-Tensor clamp_max(const Tensor& self, const Tensor& max) { return clamp(self, std::nullopt, std::optional<Tensor>(max)); }
+}  // namespace
+
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  return clamp_scalar("ClampBackward1", self, min, max);
+}
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  return clamp_tensor("ClampBackward0", self, min, max);
+}
+Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
+  return clamp_scalar_("ClampBackward1", *this, min, max);
+}
+Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
+  return clamp_tensor_("ClampBackward0", *this, min, max);
+}
+
+Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp_scalar("ClampMinBackward0", self, min, std::nullopt); }
+Tensor clamp_min(const Tensor& self, const Tensor& min) {
+  return clamp_tensor("ClampMinBackward1", self, std::optional<Tensor>(min), std::nullopt);
+}
+Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp_scalar("ClampMaxBackward0", self, std::nullopt, max); }
+Tensor clamp_max(const Tensor& self, const Tensor& max) {
+  return clamp_tensor("ClampMaxBackward1", self, std::nullopt, std::optional<Tensor>(max));
+}
 Tensor clip(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   return clamp(self, min, max);
 }
@@ -111,10 +135,14 @@ Tensor Tensor::clip(const std::optional<Scalar>& min, const std::optional<Scalar
 Tensor Tensor::clip(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
   return gr::clamp(*this, min, max);
 }
-Tensor& Tensor::clamp_min_(const Scalar& min) const { return clamp_(min, std::nullopt); }
-Tensor& Tensor::clamp_min_(const Tensor& min) const { return clamp_(std::optional<Tensor>(min), std::nullopt); }
-Tensor& Tensor::clamp_max_(const Scalar& max) const { return clamp_(std::nullopt, max); }
-Tensor& Tensor::clamp_max_(const Tensor& max) const { return clamp_(std::nullopt, std::optional<Tensor>(max)); }
+Tensor& Tensor::clamp_min_(const Scalar& min) const { return clamp_scalar_("ClampMinBackward0", *this, min, std::nullopt); }
+Tensor& Tensor::clamp_min_(const Tensor& min) const {
+  return clamp_tensor_("ClampMinBackward1", *this, std::optional<Tensor>(min), std::nullopt);
+}
+Tensor& Tensor::clamp_max_(const Scalar& max) const { return clamp_scalar_("ClampMaxBackward0", *this, std::nullopt, max); }
+Tensor& Tensor::clamp_max_(const Tensor& max) const {
+  return clamp_tensor_("ClampMaxBackward1", *this, std::nullopt, std::optional<Tensor>(max));
+}
 Tensor& Tensor::clip_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
   return clamp_(min, max);
 }

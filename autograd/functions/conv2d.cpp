@@ -47,7 +47,7 @@ Tensor conv2d(const native::Conv2dArgs& args, const Tensor& input, const Tensor&
   Tensor out = native::conv2d(args, input, weight, bias);
   if (autograd::needs_grad(input, weight, bias)) {
     SavedTensor si(weight.requires_grad() ? input : Tensor()), sw(input.requires_grad() ? weight : Tensor());
-    record("Conv2dBackward", {input, weight, bias}, {out},
+    record("ConvolutionBackward0", {input, weight, bias}, {out},
            [si, sw, args](const TensorList& g, const std::vector<bool>& needs) {
              const bool need_bias = needs.size() > 2 && needs[2];
              Tensor x = needs[1] ? si.unpack() : Tensor(), w = needs[0] ? sw.unpack() : Tensor();

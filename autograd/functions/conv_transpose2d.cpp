@@ -30,7 +30,7 @@ Tensor conv_transpose(const native::Conv2dArgs& a, const Tensor& input, const Te
   if (bias.defined()) native::add_(out, bias.view({1, -1, 1, 1}));
   if (autograd::needs_grad(x, weight, bias)) {
     autograd::SavedTensor sx(weight.requires_grad() ? x : Tensor()), sw(x.requires_grad() ? weight : Tensor());
-    autograd::record("ConvTranspose2dBackward", {x, weight, bias}, {out},
+    autograd::record("ConvolutionBackward0", {x, weight, bias}, {out},
                      [a, sx, sw](const TensorList& g, const std::vector<bool>& needs) {
                        return TensorList{needs[0] ? autograd::conv2d(a, g[0], sw.unpack(), {}) : Tensor(),
                                          needs[1] ? autograd::conv2d_weight_grad(a, g[0], sx.unpack()) : Tensor(),

@@ -21,8 +21,8 @@ Tensor copy_like(const char* name, const Tensor& self, Tensor out) {
 }
 }  // namespace
 
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : copy_like("CloneBackward", *this, native::clone(*this)); }
-Tensor Tensor::clone() const { return copy_like("CloneBackward", *this, native::clone(*this)); }
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : copy_like("CloneBackward0", *this, native::clone(*this)); }
+Tensor Tensor::clone() const { return copy_like("CloneBackward0", *this, native::clone(*this)); }
 
 Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking, bool copy) const {
   GR_CHECK(defined(), "to: tensor is undefined");
@@ -32,7 +32,7 @@ Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking, bool copy)
   // One copy_: across devices it moves the bytes and converts on the destination.
   Tensor out = empty(sizes(), TensorOptions(dtype).device(device));
   native::copy_(out, *this, non_blocking);
-  return gr::is_floating_point(dtype) ? copy_like("ToCopyBackward", *this, out) : out;
+  return gr::is_floating_point(dtype) ? copy_like("ToCopyBackward0", *this, out) : out;
 }
 Tensor Tensor::to(ScalarType dtype, bool non_blocking, bool copy) const {
   return to(device(), dtype, non_blocking, copy);
@@ -51,27 +51,31 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) const {
   autograd::check_inplace(*this, "copy_");
   native::copy_(*this, src, non_blocking);
   if (autograd::needs_grad(src)) {
-    record("CopyBackward", {src}, {*this},
+    record("CopyBackwards", {src}, {*this},
            [shape = src.sizes().vec(), dtype = src.scalar_type(), device = src.device()](const TensorList& g,
                                                                                          const std::vector<bool>&) {
              return TensorList{autograd::sum_to(g[0].to(dtype).to(device), shape)};
            });
   } else if (requires_grad() && !is_leaf() && GradMode::is_enabled()) {
     // Overwritten by a constant: no gradient flows to the old history any more.
-    record("CopyBackward", {}, {*this}, [](const TensorList&, const std::vector<bool>&) { return TensorList{}; });
+    record("CopyBackwards", {}, {*this}, [](const TensorList&, const std::vector<bool>&) { return TensorList{}; });
   }
   return const_cast<Tensor&>(*this);
 }
 
-Tensor& Tensor::fill_(const Scalar& value) const {
-  autograd::check_inplace(*this, "fill_");
-  value.check_fits(scalar_type(), "fill_");
-  native::fill_(*this, value);
-  if (requires_grad() && !is_leaf() && GradMode::is_enabled())
-    record("FillBackward", {}, {*this}, [](const TensorList&, const std::vector<bool>&) { return TensorList{}; });
-  return const_cast<Tensor&>(*this);
+namespace {
+// fill_.Scalar is FillBackward2 (after fill.Scalar and fill.Tensor), zero_ ZeroBackward0.
+Tensor& filled(const char* node, const char* op, const Tensor& self, const Scalar& value) {
+  autograd::check_inplace(self, op);
+  value.check_fits(self.scalar_type(), op);
+  native::fill_(self, value);
+  if (self.requires_grad() && !self.is_leaf() && GradMode::is_enabled())
+    record(node, {}, {self}, [](const TensorList&, const std::vector<bool>&) { return TensorList{}; });
+  return const_cast<Tensor&>(self);
 }
+}  // namespace
 
-Tensor& Tensor::zero_() const { return fill_(0); }
+Tensor& Tensor::fill_(const Scalar& value) const { return filled("FillBackward2", "fill_", *this, value); }
+Tensor& Tensor::zero_() const { return filled("ZeroBackward0", "zero_", *this, 0); }
 
 }  // namespace gr

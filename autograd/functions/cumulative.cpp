@@ -44,7 +44,7 @@ Tensor scan(const Tensor& x, int64_t dim, bool product, bool reverse) {
   Tensor out = product ? native::cumprod(x, d, std::nullopt, reverse) : native::cumsum(x, d, std::nullopt, reverse);
   if (autograd::needs_grad(x) && out.is_floating_point()) {
     SavedTensor sx(product ? x : Tensor()), so(product ? out : Tensor());
-    record(product ? "CumprodBackward" : "CumsumBackward", {x}, {out},
+    record(product ? "CumprodBackward0" : "CumsumBackward0", {x}, {out},
            [sx, so, d, product, reverse](const TensorList& g, const std::vector<bool>&) {
              if (g[0].dim() == 0) return TensorList{g[0]};
              return TensorList{product ? cumprod_backward(g[0], sx.unpack(), so.unpack(), d, reverse)

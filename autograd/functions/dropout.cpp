@@ -16,7 +16,7 @@ Tensor dropout(const Tensor& input, double p, bool train, Generator* gen) {
   if (!train || p == 0.0) return input;  // as torch: the input itself, no random numbers drawn
   auto [out, mask] = native::dropout(input, p, gen);
   if (autograd::needs_grad(input)) {
-    record("NativeDropoutBackward", {input}, {out},
+    record("NativeDropoutBackward0", {input}, {out},
            [mask = std::move(mask), scale = native::dropout_scale(p)](const TensorList& g, const std::vector<bool>&) {
              if (!autograd::needs_grad(g[0])) return TensorList{native::dropout_backward(g[0], mask, scale)};
              // Linear in g with a constant mask: g * (mask ? scale : 0), differentiable.

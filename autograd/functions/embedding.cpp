@@ -73,7 +73,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   shape.push_back(weight.size(1));
   Tensor out = native::index_select_wrapped(weight, 0, flat, false, "embedding").view(shape);
   if (autograd::needs_grad(weight)) {
-    record("EmbeddingBackward", {weight}, {out},
+    record("EmbeddingBackward0", {weight}, {out},
            [flat, num, dim = weight.size(1), padding_idx, scale_grad_by_freq, opts = weight.options()](
                const TensorList& g, const std::vector<bool>&) {
              Tensor rows = g[0].reshape({-1, dim});

@@ -73,31 +73,31 @@ std::tuple<Tensor, Tensor> selected(const char* name, const Tensor& x, int64_t d
 
 }  // namespace
 
-Tensor max(const Tensor& x) { return tied_reduction("MaxBackward", x, native::max(x), {}, false, true); }
-Tensor min(const Tensor& x) { return tied_reduction("MinBackward", x, native::min(x), {}, false, true); }
+Tensor max(const Tensor& x) { return tied_reduction("MaxBackward1", x, native::max(x), {}, false, true); }
+Tensor min(const Tensor& x) { return tied_reduction("MinBackward1", x, native::min(x), {}, false, true); }
 Tensor amax(const Tensor& x, IntArrayRef dim, bool keepdim) {
-  return tied_reduction("AmaxBackward", x, native::amax(x, dim, keepdim), dim, keepdim, false);
+  return tied_reduction("AmaxBackward0", x, native::amax(x, dim, keepdim), dim, keepdim, false);
 }
 Tensor amin(const Tensor& x, IntArrayRef dim, bool keepdim) {
-  return tied_reduction("AminBackward", x, native::amin(x, dim, keepdim), dim, keepdim, false);
+  return tied_reduction("AminBackward0", x, native::amin(x, dim, keepdim), dim, keepdim, false);
 }
-Tensor median(const Tensor& x) { return tied_reduction("MedianBackward", x, native::median(x, false), {}, false, true); }
+Tensor median(const Tensor& x) { return tied_reduction("MedianBackward0", x, native::median(x, false), {}, false, true); }
 Tensor nanmedian(const Tensor& x) {
-  return tied_reduction("NanmedianBackward", x, native::median(x, true), {}, false, true);
+  return tied_reduction("NanmedianBackward0", x, native::median(x, true), {}, false, true);
 }
 
 std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
-  return selected("MaxBackward", x, dim, keepdim, [](const Tensor& t, int64_t d, bool k) { return native::max(t, d, k); });
+  return selected("MaxBackward0", x, dim, keepdim, [](const Tensor& t, int64_t d, bool k) { return native::max(t, d, k); });
 }
 std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
-  return selected("MinBackward", x, dim, keepdim, [](const Tensor& t, int64_t d, bool k) { return native::min(t, d, k); });
+  return selected("MinBackward0", x, dim, keepdim, [](const Tensor& t, int64_t d, bool k) { return native::min(t, d, k); });
 }
 std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim) {
-  return selected("MedianBackward", x, dim, keepdim,
+  return selected("MedianBackward1", x, dim, keepdim,
                   [](const Tensor& t, int64_t d, bool k) { return native::median(t, d, k, false); });
 }
 std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim) {
-  return selected("NanmedianBackward", x, dim, keepdim,
+  return selected("NanmedianBackward1", x, dim, keepdim,
                   [](const Tensor& t, int64_t d, bool k) { return native::median(t, d, k, true); });
 }
 

@@ -55,7 +55,7 @@ void record_scatter(const char* name, const Tensor& self, const Tensor& src, con
 Tensor scatter_out(const char* name, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                    native::ScatterReduce reduce) {
   Tensor out = native::scatter_copy(self, dim, index, src, reduce, name);
-  record_scatter(reduce == native::ScatterReduce::Add ? "ScatterAddBackward" : "ScatterBackward", self, src, out, dim,
+  record_scatter(reduce == native::ScatterReduce::Add ? "ScatterAddBackward0" : "ScatterBackward0", self, src, out, dim,
                  index, reduce);
   return out;
 }
@@ -63,7 +63,7 @@ Tensor scatter_out(const char* name, const Tensor& self, int64_t dim, const Tens
 Tensor scatter_value_out(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
                          native::ScatterReduce reduce) {
   Tensor out = native::scatter_value_copy(self, dim, index, value, reduce, "scatter");
-  record_scatter("ScatterBackward", self, {}, out, dim, index, reduce);
+  record_scatter("ScatterBackward1", self, {}, out, dim, index, reduce);  // scatter.value
   return out;
 }
 
@@ -71,7 +71,7 @@ Tensor& scatter_in_place(const char* name, const Tensor& self, int64_t dim, cons
                          const Tensor& src, native::ScatterReduce reduce) {
   autograd::check_inplace(self, name);
   native::scatter_(self, dim, index, src, reduce, name);
-  record_scatter(reduce == native::ScatterReduce::Add ? "ScatterAddBackward" : "ScatterBackward", self, src, self, dim,
+  record_scatter(reduce == native::ScatterReduce::Add ? "ScatterAddBackward0" : "ScatterBackward0", self, src, self, dim,
                  index, reduce);
   return const_cast<Tensor&>(self);
 }
@@ -80,7 +80,7 @@ Tensor& scatter_value_in_place(const Tensor& self, int64_t dim, const Tensor& in
                                native::ScatterReduce reduce) {
   autograd::check_inplace(self, "scatter_");
   native::scatter_value_(self, dim, index, value, reduce, "scatter_");
-  record_scatter("ScatterBackward", self, {}, self, dim, index, reduce);
+  record_scatter("ScatterBackward1", self, {}, self, dim, index, reduce);
   return const_cast<Tensor&>(self);
 }
 
@@ -90,7 +90,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_
   GR_CHECK(!sparse_grad, "gather: sparse_grad=true is not supported (gradients are dense)");
   Tensor out = native::gather(self, dim, index);
   if (autograd::needs_grad(self))
-    record("GatherBackward", {self}, {out},
+    record("GatherBackward0", {self}, {out},
            [sizes = self.sizes().vec(), dim, ix = SavedTensor(index)](const TensorList& g, const std::vector<bool>&) {
              return TensorList{scatter_add(zeros(sizes, g[0].options()), dim, ix.unpack(), g[0])};
            });

@@ -38,7 +38,7 @@ Tensor along_dim(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   Tensor out = native::clone(self);
   if (kind == AlongDim::Add) native::index_add_(out, dim, index, source, alpha);
   else native::index_copy_(out, dim, index, source);
-  record_along_dim(kind == AlongDim::Add ? "IndexAddBackward" : "IndexCopyBackward", self, source, out, dim, index, kind,
+  record_along_dim(kind == AlongDim::Add ? "IndexAddBackward0" : "IndexCopyBackward0", self, source, out, dim, index, kind,
                    alpha);
   return out;
 }
@@ -48,16 +48,18 @@ Tensor& along_dim_(const Tensor& self, int64_t dim, const Tensor& index, const T
   autograd::check_inplace(self, kind == AlongDim::Add ? "index_add_" : "index_copy_");
   if (kind == AlongDim::Add) native::index_add_(self, dim, index, source, alpha);
   else native::index_copy_(self, dim, index, source);
-  record_along_dim(kind == AlongDim::Add ? "IndexAddBackward" : "IndexCopyBackward", self, source, self, dim, index,
+  record_along_dim(kind == AlongDim::Add ? "IndexAddBackward0" : "IndexCopyBackward0", self, source, self, dim, index,
                    kind, alpha);
   return const_cast<Tensor&>(self);
 }
 
 // index_fill with a 0-d value tensor: the value's gradient sums the filled positions once each,
 // however often the index names them.
-void record_fill(const Tensor& self, const Tensor& value, const Tensor& out, int64_t dim, const Tensor& index) {
+// `node`: index_fill.int_Scalar is IndexFillBackward0, index_fill.int_Tensor IndexFillBackward1.
+void record_fill(const char* node, const Tensor& self, const Tensor& value, const Tensor& out, int64_t dim,
+                 const Tensor& index) {
   if (!autograd::needs_grad(self, value)) return;
-  record("IndexFillBackward", {self, value}, {out},
+  record(node, {self, value}, {out},
          [dim, ix = SavedTensor(index)](const TensorList& g, const std::vector<bool>& needs) {
            Tensor kept = g[0].index_fill(dim, ix.unpack(), 0);
            return TensorList{needs[0] ? kept : Tensor(), needs[1] ? (g[0] - kept).sum() : Tensor()};
@@ -66,12 +68,25 @@ void record_fill(const Tensor& self, const Tensor& value, const Tensor& out, int
 
 Tensor fill_value(const Tensor& self, const Scalar& value) { return full({}, value, self.options()); }
 
+Tensor index_filled(const char* node, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
+  Tensor out = native::clone(self);
+  native::index_fill_(out, dim, index, value);
+  record_fill(node, self, value, out, dim, index);
+  return out;
+}
+Tensor& index_filled_(const char* node, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
+  autograd::check_inplace(self, "index_fill_");
+  native::index_fill_(self, dim, index, value);
+  record_fill(node, self, value, self, dim, index);
+  return const_cast<Tensor&>(self);
+}
+
 }  // namespace
 
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   Tensor out = native::index_select(self, dim, index);
   if (autograd::needs_grad(self))
-    record("IndexSelectBackward", {self}, {out},
+    record("IndexSelectBackward0", {self}, {out},
            [sizes = self.sizes().vec(), dim, ix = SavedTensor(index)](const TensorList& g, const std::vector<bool>&) {
              const Tensor& index = ix.unpack();
              std::vector<int64_t> source = sizes;
@@ -88,13 +103,10 @@ Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Te
   return along_dim(self, dim, index, source, AlongDim::Copy, 1);
 }
 Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
-  Tensor out = native::clone(self);
-  native::index_fill_(out, dim, index, value);
-  record_fill(self, value, out, dim, index);
-  return out;
+  return index_filled("IndexFillBackward1", self, dim, index, value);
 }
 Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
-  return index_fill(self, dim, index, fill_value(self, value));
+  return index_filled("IndexFillBackward0", self, dim, index, fill_value(self, value));
 }
 
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return gr::index_select(*this, dim, index); }
@@ -117,13 +129,10 @@ Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Tensor& value)
   return gr::index_fill(*this, dim, index, value);
 }
 Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Tensor& value) const {
-  autograd::check_inplace(*this, "index_fill_");
-  native::index_fill_(*this, dim, index, value);
-  record_fill(*this, value, *this, dim, index);
-  return const_cast<Tensor&>(*this);
+  return index_filled_("IndexFillBackward1", *this, dim, index, value);
 }
 Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const {
-  return index_fill_(dim, index, fill_value(*this, value));
+  return index_filled_("IndexFillBackward0", *this, dim, index, fill_value(*this, value));
 }
 
 }  // namespace gr

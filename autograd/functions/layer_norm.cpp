@@ -38,7 +38,7 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tenso
   auto [out, mean, rstd] = native::layer_norm(input, normalized_shape, weight, bias, eps);
   if (autograd::needs_grad(input, weight, bias)) {
     std::vector<int64_t> shape(normalized_shape.begin(), normalized_shape.end());
-    record("NativeLayerNormBackward", {input, weight, bias}, {out},
+    record("NativeLayerNormBackward0", {input, weight, bias}, {out},
            [sx = SavedTensor(input), sw = SavedTensor(weight), mean, rstd, shape, eps](
                const TensorList& g, const std::vector<bool>& needs) {
              Tensor x = sx.unpack(), w = sw.unpack();

@@ -17,7 +17,7 @@ namespace gr::autograd {
 // Recording each as the other's backward makes the op differentiable to any order while every
 // pass runs the fused native kernels (never a graph of small differentiable ops).
 struct LinearMap {
-  const char* name;          // the node of P, e.g. "AvgPool2DBackward"
+  const char* name;          // the node of P, e.g. "AvgPool2DBackward0"
   const char* adjoint_name;  // the node of P^T
   std::function<Tensor(const Tensor&)> apply, adjoint;
 };

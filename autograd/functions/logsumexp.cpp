@@ -15,7 +15,7 @@ Tensor logsumexp(const Tensor& x, IntArrayRef dim, bool keepdim) {
   Tensor out = native::logsumexp(x, dim, keepdim);
   if (autograd::needs_grad(x)) {
     SavedTensor sx(x), so(out);
-    record("LogsumexpBackward", {x}, {out},
+    record("LogsumexpBackward0", {x}, {out},
            [sx, so, r = ReducedDims(x.sizes(), dim, keepdim, "logsumexp")](const TensorList& g,
                                                                             const std::vector<bool>&) {
              return TensorList{r.kept(g[0]) * exp(sx.unpack() - r.kept(so.unpack()))};

@@ -18,7 +18,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
   GR_AUTOCAST(fp32, nll_loss, input, target, weight, reduction, ignore_index);
   auto [out, total_weight] = native::nll_loss(input, target, weight, reduction, ignore_index);
   if (autograd::needs_grad(input)) {
-    record("NllLossBackward", {input}, {out},
+    record("NllLossBackward0", {input}, {out},
            [sizes = input.sizes().vec(), st = SavedTensor(target), sw = SavedTensor(weight), total_weight, reduction,
             ignore_index](const TensorList& g, const std::vector<bool>&) {
              if (!autograd::needs_grad(g[0]))
@@ -55,7 +55,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   Tensor out = reduction == Reduction::None ? sq : reduction == Reduction::Sum ? native::sum(sq) : native::mean(sq);
   if (autograd::needs_grad(input, target)) {
     const double scale = reduction == Reduction::Mean ? 2.0 / static_cast<double>(input.numel()) : 2.0;
-    record("MseLossBackward", {input, target}, {out},
+    record("MseLossBackward0", {input, target}, {out},
            [diff, scale, si = SavedTensor(input), st = SavedTensor(target)](const TensorList& g,
                                                                            const std::vector<bool>& needs) {
              // d/dinput = scale * (input - target) * grad (grad is 0-d unless reduction is None);

@@ -37,7 +37,7 @@ Tensor scatter_by_mask(const Tensor& self, const Tensor& mask, const Tensor& sou
 
 void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source, const Tensor& out) {
   if (!autograd::needs_grad(self, source)) return;
-  record("MaskedScatterBackward", {self, source}, {out},
+  record("MaskedScatterBackward0", {self, source}, {out},
          [m = mask.detach(), self_shape = self.sizes().vec(), src_shape = source.sizes().vec()](
              const TensorList& g, const std::vector<bool>& needs) {
            Tensor gs;
@@ -55,28 +55,36 @@ void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor&
 
 }  // namespace
 
-Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+namespace {
+// masked_fill.Scalar is MaskedFillBackward0, masked_fill.Tensor MaskedFillBackward1.
+Tensor masked_filled(const char* node, const Tensor& self, const Tensor& mask, const Scalar& value) {
   Tensor out = native::masked_fill(self, mask, value);
   if (autograd::needs_grad(self))
-    record("MaskedFillBackward", {self}, {out},
+    record(node, {self}, {out},
            [m = mask.detach(), shape = self.sizes().vec()](const TensorList& g, const std::vector<bool>&) {
              return TensorList{sum_to(g[0].masked_fill(m, 0), shape)};
            });
   return out;
 }
+}  // namespace
 
-// A value that needs a gradient (or lives on a device) goes through where; a plain one is a number.
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  return masked_filled("MaskedFillBackward0", self, mask, value);
+}
+
+// A value that needs a gradient (or lives on a device) goes through where (WhereBackward0, where
+// PyTorch records MaskedFillBackward1); a plain one is a number.
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
   check_value(value, "masked_fill");
   if (autograd::needs_grad(value) || !value.is_cpu()) return where(mask, value.to(self.scalar_type()), self);
-  return masked_fill(self, mask, value.item());
+  return masked_filled("MaskedFillBackward1", self, mask, value.item());
 }
 
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
   autograd::check_inplace(*this, "masked_fill_");
   native::masked_fill_(*this, mask, value);
   if (autograd::needs_grad(*this))
-    record("MaskedFillBackward", {*this}, {*this}, [m = mask.detach()](const TensorList& g, const std::vector<bool>&) {
+    record("MaskedFillBackward0", {*this}, {*this}, [m = mask.detach()](const TensorList& g, const std::vector<bool>&) {
       return TensorList{g[0].masked_fill(m, 0)};
     });
   return const_cast<Tensor&>(*this);
@@ -87,7 +95,7 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) const {
   autograd::check_inplace(*this, "masked_fill_");
   native::masked_fill_(*this, mask, value.item());
   if (autograd::needs_grad(*this, value))
-    record("MaskedFillBackward", {*this, value}, {*this},
+    record("MaskedFillBackward1", {*this, value}, {*this},
            [m = mask.detach()](const TensorList& g, const std::vector<bool>& needs) {
              return TensorList{needs[0] ? g[0].masked_fill(m, 0) : Tensor(), needs[1] ? gr::where(m, g[0], 0).sum() : Tensor()};
            });
@@ -103,7 +111,7 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
   Tensor m = native::expand(mask, shape);
   Tensor out = native::masked_select(self, mask);
   if (autograd::needs_grad(self))
-    record("MaskedSelectBackward", {self}, {out},
+    record("MaskedSelectBackward0", {self}, {out},
            [m = m, shape, self_shape = self.sizes().vec()](const TensorList& g, const std::vector<bool>&) {
              return TensorList{sum_to(masked_scatter(zeros(shape, g[0].options()), m, g[0]), self_shape)};
            });

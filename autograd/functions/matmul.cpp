@@ -38,17 +38,20 @@ Tensor matmul_nd(const char* name, const Tensor& a, const Tensor& b, Tensor (*fo
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   GR_AUTOCAST(lower_precision_fp, mm, a, b);
-  return matmul_nd("MmBackward", a, b, native::mm);
+  return matmul_nd("MmBackward0", a, b, native::mm);
 }
 Tensor bmm(const Tensor& a, const Tensor& b) {
   GR_AUTOCAST(lower_precision_fp, bmm, a, b);
-  return matmul_nd("BmmBackward", a, b, native::bmm);
+  return matmul_nd("BmmBackward0", a, b, native::bmm);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   GR_AUTOCAST(lower_precision_fp, matmul, a, b);
   GR_CHECK(a.defined() && b.defined() && a.dim() >= 1 && b.dim() >= 1,
            "matmul: both arguments need at least 1 dimension");
+  // Two matrices are mm (MmBackward0, as PyTorch records); other shapes keep gradring's one fused node,
+  // where PyTorch records the views around its bmm/mv (UnsafeViewBackward0, ...).
+  if (a.dim() == 2 && b.dim() == 2) return matmul_nd("MmBackward0", a, b, native::matmul);
   if (a.dim() >= 2 && b.dim() >= 2) return matmul_nd("MatmulBackward", a, b, native::matmul);
   // Vectors become a row (left) or a column (right) and are squeezed out again.
   Tensor A = a.dim() == 1 ? a.unsqueeze(0) : a;

@@ -37,8 +37,10 @@ Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& norm, doubl
   return scaled * where(nonzero_norm, g / norm.pow(p - 1), 0.0);
 }
 
+// `node` names the ATen overload: norm.Scalar NormBackward0, norm.ScalarOpt_dim 1,
+// norm.ScalarOpt_dtype 2, norm.ScalarOpt_dim_dtype 3, linalg_vector_norm LinalgVectorNormBackward0.
 Tensor vector_norm_impl(const Tensor& x, double p, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype,
-                        const char* op) {
+                        const char* op, const char* node) {
   GR_CHECK(x.defined(), op, ": undefined tensor argument");
   GR_CHECK(x.is_floating_point(), op, ": Expected a floating point or complex tensor as input. Got ", x.scalar_type());
   // Checked before the conversion below, which would otherwise hide a bad dtype.
@@ -49,7 +51,7 @@ Tensor vector_norm_impl(const Tensor& x, double p, IntArrayRef dims, bool keepdi
   Tensor out = native::vector_norm(in, p, dims, keepdim, std::nullopt, op);
   if (autograd::needs_grad(in)) {
     SavedTensor sx(in), so(out);
-    record("NormBackward", {in}, {out},
+    record(node, {in}, {out},
            [sx, so, p, r = ReducedDims(in.sizes(), dims, keepdim, op)](const TensorList& g, const std::vector<bool>&) {
              return TensorList{norm_backward(r.kept(g[0]), sx.unpack(), r.kept(so.unpack()), p)};
            });
@@ -61,15 +63,15 @@ double order_of(const std::optional<Scalar>& p) { return p ? p->to_double() : 2.
 
 }  // namespace
 
-Tensor norm(const Tensor& x, const Scalar& p) { return vector_norm_impl(x, p.to_double(), {}, false, std::nullopt, "norm"); }
+Tensor norm(const Tensor& x, const Scalar& p) { return vector_norm_impl(x, p.to_double(), {}, false, std::nullopt, "norm", "NormBackward0"); }
 Tensor norm(const Tensor& x, const std::optional<Scalar>& p, ScalarType dtype) {
-  return vector_norm_impl(x, order_of(p), {}, false, dtype, "norm");
+  return vector_norm_impl(x, order_of(p), {}, false, dtype, "norm", "NormBackward2");
 }
 Tensor norm(const Tensor& x, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) {
-  return vector_norm_impl(x, order_of(p), dim, keepdim, std::nullopt, "norm");
+  return vector_norm_impl(x, order_of(p), dim, keepdim, std::nullopt, "norm", "NormBackward1");
 }
 Tensor norm(const Tensor& x, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim, ScalarType dtype) {
-  return vector_norm_impl(x, order_of(p), dim, keepdim, dtype, "norm");
+  return vector_norm_impl(x, order_of(p), dim, keepdim, dtype, "norm", "NormBackward3");
 }
 Tensor norm(const Tensor& x, std::string_view p, IntArrayRef dim, bool keepdim) {
   GR_CHECK(p == "fro", "norm: p = \"", std::string(p),
@@ -77,14 +79,15 @@ Tensor norm(const Tensor& x, std::string_view p, IntArrayRef dim, bool keepdim) 
   return frobenius_norm(x, dim, keepdim);
 }
 Tensor frobenius_norm(const Tensor& x, IntArrayRef dim, bool keepdim) {
-  return vector_norm_impl(x, 2, dim, keepdim, std::nullopt, "frobenius_norm");
+  return vector_norm_impl(x, 2, dim, keepdim, std::nullopt, "frobenius_norm", "NormBackward1");
 }
 
 namespace linalg {
 
 Tensor vector_norm(const Tensor& x, const Scalar& ord, OptionalIntArrayRef dim, bool keepdim,
                    std::optional<ScalarType> dtype) {
-  return vector_norm_impl(x, ord.to_double(), autograd::dims_or_all(dim), keepdim, dtype, "linalg.vector_norm");
+  return vector_norm_impl(x, ord.to_double(), autograd::dims_or_all(dim), keepdim, dtype, "linalg.vector_norm",
+                          "LinalgVectorNormBackward0");
 }
 
 namespace {

@@ -115,7 +115,7 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
   if (autograd::needs_grad(self)) {
     std::vector<int64_t> crop(pad.begin(), pad.end());
     for (int64_t& p : crop) p = -p;
-    autograd::record("ConstantPadNdBackward", {self}, {out}, [crop](const TensorList& g, const std::vector<bool>&) {
+    autograd::record("ConstantPadNdBackward0", {self}, {out}, [crop](const TensorList& g, const std::vector<bool>&) {
       return TensorList{constant_pad_nd(g[0], crop, 0)};
     });
   }
@@ -123,27 +123,27 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
 }
 
 Tensor reflection_pad1d(const Tensor& self, IntArrayRef padding) {
-  return pad_nd("reflection_pad1d", "ReflectionPad1DBackward", "ReflectionPad1DBackwardBackward", self, padding, 1,
+  return pad_nd("reflection_pad1d", "ReflectionPad1DBackward0", "ReflectionPad1DBackwardBackward0", self, padding, 1,
                 PadMode::kReflect);
 }
 Tensor reflection_pad2d(const Tensor& self, IntArrayRef padding) {
-  return pad_nd("reflection_pad2d", "ReflectionPad2DBackward", "ReflectionPad2DBackwardBackward", self, padding, 2,
+  return pad_nd("reflection_pad2d", "ReflectionPad2DBackward0", "ReflectionPad2DBackwardBackward0", self, padding, 2,
                 PadMode::kReflect);
 }
 Tensor reflection_pad3d(const Tensor& self, IntArrayRef padding) {
-  return pad_nd("reflection_pad3d", "ReflectionPad3DBackward", "ReflectionPad3DBackwardBackward", self, padding, 3,
+  return pad_nd("reflection_pad3d", "ReflectionPad3DBackward0", "ReflectionPad3DBackwardBackward0", self, padding, 3,
                 PadMode::kReflect);
 }
 Tensor replication_pad1d(const Tensor& self, IntArrayRef padding) {
-  return pad_nd("replication_pad1d", "ReplicationPad1DBackward", "ReplicationPad1DBackwardBackward", self, padding, 1,
+  return pad_nd("replication_pad1d", "ReplicationPad1DBackward0", "ReplicationPad1DBackwardBackward0", self, padding, 1,
                 PadMode::kReplicate);
 }
 Tensor replication_pad2d(const Tensor& self, IntArrayRef padding) {
-  return pad_nd("replication_pad2d", "ReplicationPad2DBackward", "ReplicationPad2DBackwardBackward", self, padding, 2,
+  return pad_nd("replication_pad2d", "ReplicationPad2DBackward0", "ReplicationPad2DBackwardBackward0", self, padding, 2,
                 PadMode::kReplicate);
 }
 Tensor replication_pad3d(const Tensor& self, IntArrayRef padding) {
-  return pad_nd("replication_pad3d", "ReplicationPad3DBackward", "ReplicationPad3DBackwardBackward", self, padding, 3,
+  return pad_nd("replication_pad3d", "ReplicationPad3DBackward0", "ReplicationPad3DBackwardBackward0", self, padding, 3,
                 PadMode::kReplicate);
 }
 

@@ -16,7 +16,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArray
       native::pool2d_geometry("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode);
   auto [out, indices] = native::max_pool2d_with_indices(input, g);
   if (autograd::needs_grad(input)) {
-    autograd::record("MaxPool2DWithIndicesBackward", {input}, {out},
+    autograd::record("MaxPool2DWithIndicesBackward0", {input}, {out},
                      [si = SavedTensor(indices), sizes = input.sizes().vec(), g](const TensorList& grads,
                                                                                  const std::vector<bool>&) {
                        if (!autograd::needs_grad(grads[0]))
@@ -43,7 +43,7 @@ Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
                   bool count_include_pad) {
   native::Pool2dGeometry g = native::pool2d_geometry("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode);
   auto p = std::make_shared<const autograd::LinearMap>(autograd::LinearMap{
-      "AvgPool2DBackward", "AvgPool2DBackwardBackward",
+      "AvgPool2DBackward0", "AvgPool2DBackwardBackward0",
       [g, count_include_pad](const Tensor& x) { return native::avg_pool2d(x, g, count_include_pad); },
       [g, count_include_pad, sizes = input.sizes().vec()](const Tensor& go) {
         return native::avg_pool2d_backward(go, sizes, g, count_include_pad);
@@ -54,7 +54,7 @@ Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
   native::Pool2dGeometry g = native::adaptive_pool2d_geometry("adaptive_avg_pool2d", input, output_size);
   auto p = std::make_shared<const autograd::LinearMap>(autograd::LinearMap{
-      "AdaptiveAvgPool2DBackward", "AdaptiveAvgPool2DBackwardBackward",
+      "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool2DBackwardBackward0",
       [g](const Tensor& x) { return native::adaptive_avg_pool2d(x, g); },
       [g, sizes = input.sizes().vec()](const Tensor& go) { return native::adaptive_avg_pool2d_backward(go, sizes, g); }});
   return autograd::apply_linear_map(p, input);

@@ -23,7 +23,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   Tensor out = native::matmul(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa(b.requires_grad() ? a : Tensor()), sb(a.requires_grad() ? b : Tensor());
-    record("DotBackward", {a, b}, {out}, [sa, sb](const TensorList& g, const std::vector<bool>& needs) {
+    record("DotBackward0", {a, b}, {out}, [sa, sb](const TensorList& g, const std::vector<bool>& needs) {
       return TensorList{needs[0] ? g[0] * sb.unpack() : Tensor(), needs[1] ? g[0] * sa.unpack() : Tensor()};
     });
   }
@@ -39,7 +39,7 @@ Tensor mv(const Tensor& mat, const Tensor& vec) {
   Tensor out = native::matmul(mat, vec);
   if (autograd::needs_grad(mat, vec)) {
     SavedTensor sm(vec.requires_grad() ? mat : Tensor()), sv(mat.requires_grad() ? vec : Tensor());
-    record("MvBackward", {mat, vec}, {out}, [sm, sv](const TensorList& g, const std::vector<bool>& needs) {
+    record("MvBackward0", {mat, vec}, {out}, [sm, sv](const TensorList& g, const std::vector<bool>& needs) {
       return TensorList{needs[0] ? outer(g[0], sv.unpack()) : Tensor(),
                         needs[1] ? matmul(sm.unpack().t(), g[0]) : Tensor()};
     });

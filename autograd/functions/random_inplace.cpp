@@ -15,21 +15,23 @@ namespace {
 
 using native::RandomKind;
 
-// Checks, fills with `fill`, and records that no gradient flows to the old values.
+// Checks, fills with `fill`, and records that no gradient flows to the old values, in a node
+// named as ATen's (normal_ is NormalBackward0, bernoulli_.float BernoulliBackward2, ...).
 template <class Fill>
-Tensor& fill_in_place(const Tensor& self, const char* op, bool floating_only, const Fill& fill) {
+Tensor& fill_in_place(const Tensor& self, const char* op, const char* node, bool floating_only, const Fill& fill) {
   GR_CHECK(self.defined(), op, ": tensor is undefined");
   GR_CHECK(!floating_only || self.is_floating_point(), op, ": expected a floating point tensor, got ",
            self.toString());
   autograd::check_inplace(self, op);
   fill();
   if (self.requires_grad() && !self.is_leaf() && GradMode::is_enabled())
-    autograd::record("FillBackward", {}, {self}, [](const TensorList&, const std::vector<bool>&) { return TensorList{}; });
+    autograd::record(node, {}, {self}, [](const TensorList&, const std::vector<bool>&) { return TensorList{}; });
   return const_cast<Tensor&>(self);
 }
 
-Tensor& fill_kind(const Tensor& self, const char* op, RandomKind kind, double a, double b, Generator* gen) {
-  return fill_in_place(self, op, true, [&] { native::random_(self, kind, a, b, gen); });
+Tensor& fill_kind(const Tensor& self, const char* op, const char* node, RandomKind kind, double a, double b,
+                  Generator* gen) {
+  return fill_in_place(self, op, node, true, [&] { native::random_(self, kind, a, b, gen); });
 }
 
 // The values random_() draws without bounds: [0, 2^digits] for floats (each exact), the
@@ -55,27 +57,27 @@ uint64_t default_random_range(ScalarType t) {
 Tensor& Tensor::uniform_(double from, double to, Generator* gen) const {
   GR_CHECK(from <= to, "uniform_: expects to return a [from, to) range, but found from=", from, " > to=", to);
   GR_CHECK(std::isfinite(to - from), "uniform_: to - from must be finite, got from=", from, " to=", to);
-  return fill_kind(*this, "uniform_", RandomKind::Uniform, from, to, gen);
+  return fill_kind(*this, "uniform_", "UniformBackward0", RandomKind::Uniform, from, to, gen);
 }
 Tensor& Tensor::normal_(double mean, double std, Generator* gen) const {
   GR_CHECK(std >= 0, "normal_: expects std >= 0.0, but found std=", std);
-  return fill_kind(*this, "normal_", RandomKind::Normal, mean, std, gen);
+  return fill_kind(*this, "normal_", "NormalBackward0", RandomKind::Normal, mean, std, gen);
 }
 Tensor& Tensor::exponential_(double lambd, Generator* gen) const {
   GR_CHECK(lambd > 0, "exponential_: expects lambda > 0.0, but found lambda=", lambd);
-  return fill_kind(*this, "exponential_", RandomKind::Exponential, lambd, 0, gen);
+  return fill_kind(*this, "exponential_", "ExponentialBackward0", RandomKind::Exponential, lambd, 0, gen);
 }
 Tensor& Tensor::log_normal_(double mean, double std, Generator* gen) const {
   GR_CHECK(std > 0, "log_normal_: expects std > 0.0, but found std=", std);
-  return fill_kind(*this, "log_normal_", RandomKind::LogNormal, mean, std, gen);
+  return fill_kind(*this, "log_normal_", "LogNormalBackward0", RandomKind::LogNormal, mean, std, gen);
 }
 Tensor& Tensor::cauchy_(double median, double sigma, Generator* gen) const {
   GR_CHECK(sigma > 0, "cauchy_: expects sigma > 0.0, but found sigma=", sigma);
-  return fill_kind(*this, "cauchy_", RandomKind::Cauchy, median, sigma, gen);
+  return fill_kind(*this, "cauchy_", "CauchyBackward0", RandomKind::Cauchy, median, sigma, gen);
 }
 Tensor& Tensor::geometric_(double p, Generator* gen) const {
   GR_CHECK(p > 0 && p < 1, "geometric_: expects p to be in (0, 1), but got p=", p);
-  return fill_in_place(*this, "geometric_", false,
+  return fill_in_place(*this, "geometric_", "GeometricBackward0", false,
                        [&] { native::random_(*this, RandomKind::Geometric, p, 0, gen); });
 }
 
@@ -98,21 +100,22 @@ Tensor& Tensor::random_(int64_t from, std::optional<int64_t> to, Generator* gen)
              ") is out of the range of values dtype ", t, " draws without bounds");
     range = full - static_cast<uint64_t>(from);
   }
-  return fill_in_place(*this, "random_", false, [&] { native::random_integers_(*this, from, range, gen); });
+  return fill_in_place(*this, "random_", "RandomBackward0", false,
+                       [&] { native::random_integers_(*this, from, range, gen); });
 }
 Tensor& Tensor::random_(int64_t to, Generator* gen) const { return random_(0, to, gen); }
 Tensor& Tensor::random_(Generator* gen) const {
-  return fill_in_place(*this, "random_", false,
+  return fill_in_place(*this, "random_", "RandomBackward2", false,
                        [&] { native::random_integers_(*this, 0, default_random_range(scalar_type()), gen); });
 }
 
 Tensor& Tensor::bernoulli_(double p, Generator* gen) const {
   GR_CHECK(p >= 0 && p <= 1, "bernoulli_: expects p to be in [0, 1], but got p=", p);
-  return fill_in_place(*this, "bernoulli_", false,
+  return fill_in_place(*this, "bernoulli_", "BernoulliBackward2", false,
                        [&] { native::random_(*this, RandomKind::Bernoulli, p, 0, gen); });
 }
 Tensor& Tensor::bernoulli_(const Tensor& p, Generator* gen) const {
-  return fill_in_place(*this, "bernoulli_", false, [&] { native::bernoulli_tensor_(*this, p, gen); });
+  return fill_in_place(*this, "bernoulli_", "BernoulliBackward1", false, [&] { native::bernoulli_tensor_(*this, p, gen); });
 }
 Tensor Tensor::bernoulli(Generator* gen) const { return gr::bernoulli(*this, gen); }
 Tensor Tensor::bernoulli(double p, Generator* gen) const { return gr::bernoulli(*this, p, gen); }

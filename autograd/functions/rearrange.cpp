@@ -15,7 +15,7 @@ using autograd::record;
 Tensor flip(const Tensor& self, IntArrayRef dims) {
   Tensor out = native::flip(self, dims);
   if (autograd::needs_grad(self))
-    record("FlipBackward", {self}, {out}, [dims = dims.vec()](const TensorList& g, const std::vector<bool>&) {
+    record("FlipBackward0", {self}, {out}, [dims = dims.vec()](const TensorList& g, const std::vector<bool>&) {
       return TensorList{flip(g[0], dims)};
     });
   return out;
@@ -27,7 +27,7 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   if (autograd::needs_grad(self)) {
     std::vector<int64_t> back;
     for (int64_t s : shifts) back.push_back(-s);
-    record("RollBackward", {self}, {out}, [back, dims = dims.vec()](const TensorList& g, const std::vector<bool>&) {
+    record("RollBackward0", {self}, {out}, [back, dims = dims.vec()](const TensorList& g, const std::vector<bool>&) {
       return TensorList{roll(g[0], back, dims)};
     });
   }
@@ -63,7 +63,7 @@ Tensor Tensor::repeat(IntArrayRef repeats) const {
   Tensor spread = native::expand(native::reshape(*this, ones_shape), expanded);
   Tensor out = native::reshape(native::clone(spread), target);
   if (autograd::needs_grad(*this))
-    record("RepeatBackward", {*this}, {out},
+    record("RepeatBackward0", {*this}, {out},
            [expanded, copy_dims, shape = sizes().vec()](const TensorList& g, const std::vector<bool>&) {
              return TensorList{g[0].reshape(expanded).sum(copy_dims).reshape(shape)};
            });

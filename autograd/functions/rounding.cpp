@@ -20,14 +20,14 @@ using autograd::Saves;
   }                                                                                                          \
   Tensor Tensor::name() const { return gr::name(*this); }                                                    \
   Tensor& name##_(Tensor& self) { return self.name##_(); }
-GR_DEFINE_ROUNDING_OP(sign, "SignBackward")
-GR_DEFINE_ROUNDING_OP(floor, "FloorBackward")
-GR_DEFINE_ROUNDING_OP(ceil, "CeilBackward")
-GR_DEFINE_ROUNDING_OP(round, "RoundBackward")
-GR_DEFINE_ROUNDING_OP(trunc, "TruncBackward")
+GR_DEFINE_ROUNDING_OP(sign, "SignBackward0")
+GR_DEFINE_ROUNDING_OP(floor, "FloorBackward0")
+GR_DEFINE_ROUNDING_OP(ceil, "CeilBackward0")
+GR_DEFINE_ROUNDING_OP(round, "RoundBackward0")
+GR_DEFINE_ROUNDING_OP(trunc, "TruncBackward0")
 #undef GR_DEFINE_ROUNDING_OP
 
-GR_DEFINE_UNARY_OP(frac, "FracBackward", false, g)
+GR_DEFINE_UNARY_OP(frac, "FracBackward0", false, g)
 
 namespace {
 TensorList zero_grad(const Tensor& g, const TensorList&, const Tensor&, const std::vector<bool>&) {
@@ -49,30 +49,46 @@ Saves modulo_saves(const Tensor& other) { return Saves{{other.requires_grad(), o
 }  // namespace
 
 Tensor round(const Tensor& self, int64_t decimals) {
-  return autograd::record_elementwise("RoundBackward", {self}, native::round(self, decimals), Saves{}, zero_grad);
+  return autograd::record_elementwise("RoundBackward1", {self}, native::round(self, decimals), Saves{}, zero_grad);
 }
 Tensor& Tensor::round_(int64_t decimals) const {
-  return autograd::record_elementwise_("RoundBackward", "round_", *this, {},
+  return autograd::record_elementwise_("RoundBackward1", "round_", *this, {},
                                        [this, decimals] { native::round_(*this, decimals); }, Saves{}, zero_grad);
 }
 Tensor Tensor::round(int64_t decimals) const { return gr::round(*this, decimals); }
 Tensor& round_(Tensor& self, int64_t decimals) { return self.round_(decimals); }
 
-#define GR_DEFINE_MODULO_OP(name, node, floor_quotient)                                                       \
-  Tensor name(const Tensor& self, const Tensor& other) {                                                      \
-    return autograd::record_elementwise(node, {self, other}, native::name(self, other), modulo_saves(other),  \
-                                        modulo_grad<floor_quotient>);                                         \
-  }                                                                                                           \
-  Tensor name(const Tensor& self, const Scalar& other) { return name(self, native::wrapped_scalar(self, other)); } \
-  Tensor& Tensor::name##_(const Tensor& other) const {                                                        \
-    return autograd::record_elementwise_(node, #name "_", *this, {other}, [this, &other] { native::name##_(*this, other); }, \
-                                         modulo_saves(other), modulo_grad<floor_quotient>);                   \
-  }                                                                                                           \
-  Tensor& Tensor::name##_(const Scalar& other) const { return name##_(native::wrapped_scalar(*this, other)); } \
-  Tensor Tensor::name(const Tensor& other) const { return gr::name(*this, other); }                          \
+namespace {
+template <bool floor_quotient>
+Tensor modulo(const char* node, const Tensor& self, const Tensor& other, Tensor out) {
+  return autograd::record_elementwise(node, {self, other}, out, modulo_saves(other), modulo_grad<floor_quotient>);
+}
+template <bool floor_quotient, class Kernel>
+Tensor& modulo_(const char* node, const char* op, const Tensor& self, const Tensor& other, const Kernel& kernel) {
+  return autograd::record_elementwise_(node, op, self, {other}, kernel, modulo_saves(other), modulo_grad<floor_quotient>);
+}
+}  // namespace
+
+// The Scalar overloads are their own ATen ops (fmod.Scalar is FmodBackward0, fmod.Tensor FmodBackward1).
+#define GR_DEFINE_MODULO_OP(name, tensor_node, scalar_node, floor_quotient)                                     \
+  Tensor name(const Tensor& self, const Tensor& other) {                                                        \
+    return modulo<floor_quotient>(tensor_node, self, other, native::name(self, other));                         \
+  }                                                                                                             \
+  Tensor name(const Tensor& self, const Scalar& other) {                                                        \
+    Tensor s = native::wrapped_scalar(self, other);                                                             \
+    return modulo<floor_quotient>(scalar_node, self, s, native::name(self, s));                                 \
+  }                                                                                                             \
+  Tensor& Tensor::name##_(const Tensor& other) const {                                                          \
+    return modulo_<floor_quotient>(tensor_node, #name "_", *this, other, [this, &other] { native::name##_(*this, other); }); \
+  }                                                                                                             \
+  Tensor& Tensor::name##_(const Scalar& other) const {                                                          \
+    Tensor s = native::wrapped_scalar(*this, other);                                                            \
+    return modulo_<floor_quotient>(scalar_node, #name "_", *this, s, [this, &s] { native::name##_(*this, s); }); \
+  }                                                                                                             \
+  Tensor Tensor::name(const Tensor& other) const { return gr::name(*this, other); }                            \
   Tensor Tensor::name(const Scalar& other) const { return gr::name(*this, other); }
-GR_DEFINE_MODULO_OP(fmod, "FmodBackward", false)
-GR_DEFINE_MODULO_OP(remainder, "RemainderBackward", true)
+GR_DEFINE_MODULO_OP(fmod, "FmodBackward1", "FmodBackward0", false)
+GR_DEFINE_MODULO_OP(remainder, "RemainderBackward1", "RemainderBackward0", true)
 #undef GR_DEFINE_MODULO_OP
 
 Tensor remainder(const Scalar& self, const Tensor& other) { return remainder(native::wrapped_scalar(other, self), other); }

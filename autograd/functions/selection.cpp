@@ -12,7 +12,7 @@ using autograd::SavedTensor;
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   Tensor out = native::where(condition, a, b);
   if (autograd::needs_grad(a, b)) {
-    record("WhereBackward", {a, b}, {out},
+    record("WhereBackward0", {a, b}, {out},
            [c = condition.detach(), sa = a.sizes().vec(), sb = b.sizes().vec()](const TensorList& g,
                                                                              const std::vector<bool>& needs) {
              Tensor zero = native::wrapped_scalar(g[0], 0);
@@ -33,7 +33,7 @@ Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
   Tensor out = is_max ? native::maximum(a, b) : native::minimum(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa(a), sb(b);
-    record(is_max ? "MaximumBackward" : "MinimumBackward", {a, b}, {out},
+    record(is_max ? "MaximumBackward0" : "MinimumBackward0", {a, b}, {out},
            [sa, sb, is_max, shape_a = a.sizes().vec(), shape_b = b.sizes().vec()](const TensorList& g,
                                                                                   const std::vector<bool>& needs) {
              // The masks are piecewise constant: only g carries history.

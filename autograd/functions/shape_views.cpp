@@ -138,7 +138,7 @@ Tensor diagonal_backward(const Tensor& grad, IntArrayRef sizes, int64_t offset, 
   Tensor out = zeros(sizes, grad.options());
   native::copy_(native::diagonal(out, offset, dim1, dim2), grad);
   if (autograd::needs_grad(grad))
-    record("DiagonalEmbedBackward", {grad}, {out}, [offset, dim1, dim2](const TensorList& g, const std::vector<bool>&) {
+    record("DiagonalBackwardBackward0", {grad}, {out}, [offset, dim1, dim2](const TensorList& g, const std::vector<bool>&) {
       return TensorList{diagonal(g[0], offset, dim1, dim2)};
     });
   return out;
@@ -148,7 +148,7 @@ Tensor diagonal_backward(const Tensor& grad, IntArrayRef sizes, int64_t offset, 
 Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
   Tensor out = native::diagonal(self, offset, dim1, dim2);
   if (autograd::needs_grad(self))
-    record("DiagonalBackward", {self}, {out},
+    record("DiagonalBackward0", {self}, {out},
            [sizes = self.sizes().vec(), offset, dim1, dim2](const TensorList& g, const std::vector<bool>&) {
              return TensorList{diagonal_backward(g[0], sizes, offset, dim1, dim2)};
            }, true);

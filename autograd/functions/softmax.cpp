@@ -14,7 +14,7 @@ Tensor softmax_op(const Tensor& x, int64_t dim, bool log) {
   Tensor out = native::softmax(x, dim, log);
   if (autograd::needs_grad(x)) {
     SavedTensor so(out, /*is_output=*/true);
-    record(log ? "LogSoftmaxBackward" : "SoftmaxBackward", {x}, {out},
+    record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {x}, {out},
            [so, dim, log](const TensorList& g, const std::vector<bool>&) {
              Tensor y = so.unpack();
              if (!autograd::needs_grad(g[0], y)) return TensorList{native::softmax_backward(g[0], y, dim, log)};

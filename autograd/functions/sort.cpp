@@ -19,15 +19,20 @@ void record_selection(const char* name, const Tensor& self, const Tensor& values
            return TensorList{scatter(zeros(sizes, g[0].options()), dim, ix, g[0])};
          });
 }
+
+// sort is SortBackward0, sort.stable SortBackward1.
+std::tuple<Tensor, Tensor> sorted(const char* node, const Tensor& self, bool stable, int64_t dim, bool descending) {
+  auto [values, indices] = native::sort(self, dim, descending, stable);
+  record_selection(node, self, values, indices, dim);
+  return {values, indices};
+}
 }  // namespace
 
 std::tuple<Tensor, Tensor> sort(const Tensor& self, std::optional<bool> stable, int64_t dim, bool descending) {
-  auto [values, indices] = native::sort(self, dim, descending, stable.value_or(false));
-  record_selection("SortBackward", self, values, indices, dim);
-  return {values, indices};
+  return sorted("SortBackward1", self, stable.value_or(false), dim, descending);
 }
 std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending) {
-  return sort(self, std::optional<bool>(false), dim, descending);
+  return sorted("SortBackward0", self, false, dim, descending);
 }
 Tensor argsort(const Tensor& self, int64_t dim, bool descending) {
   return native::sort(self, dim, descending, false).second;
@@ -38,7 +43,7 @@ Tensor argsort(const Tensor& self, bool stable, int64_t dim, bool descending) {
 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
   auto [values, indices] = native::topk(self, k, dim, largest, sorted);
-  record_selection("TopkBackward", self, values, indices, dim);
+  record_selection("TopkBackward0", self, values, indices, dim);
   return {values, indices};
 }
 

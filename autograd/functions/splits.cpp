@@ -34,31 +34,36 @@ Tensor adjacent_parts(const TensorList& g, int64_t d, const std::vector<int64_t>
   return make_view(g[0], sizes, g[0].strides().vec(), g[0].storage_offset());
 }
 
-}  // namespace
-
-std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef split_sizes, int64_t dim) const {
-  GR_CHECK(this->dim() > 0, "split_with_sizes: expected a tensor with at least one dimension, got a 0-d tensor");
-  const int64_t d = wrap_dim(dim, this->dim(), "split_with_sizes");
+// `node`: split.Tensor is SplitBackward0 (chunk calls it), split_with_sizes SplitWithSizesBackward0.
+std::vector<Tensor> split_parts(const char* node, const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
+  GR_CHECK(self.dim() > 0, "split_with_sizes: expected a tensor with at least one dimension, got a 0-d tensor");
+  const int64_t d = wrap_dim(dim, self.dim(), "split_with_sizes");
   int64_t total = 0;
   for (int64_t s : split_sizes) {
     GR_CHECK(s >= 0, "split_with_sizes: expects split_sizes to have only non-negative entries, got ", split_sizes);
     total += s;
   }
-  GR_CHECK(total == size(d), "split_with_sizes: expects split_sizes to sum exactly to ", size(d),
+  GR_CHECK(total == self.size(d), "split_with_sizes: expects split_sizes to sum exactly to ", self.size(d),
            " (input tensor's size at dimension ", d, "), but got split_sizes=", split_sizes);
   std::vector<Tensor> parts;
   int64_t at = 0;
   for (int64_t s : split_sizes) {
-    parts.push_back(native::narrow(*this, d, at, s));
+    parts.push_back(native::narrow(self, d, at, s));
     at += s;
   }
-  if (autograd::needs_grad(*this) && !parts.empty())
-    autograd::record("SplitWithSizesBackward", {*this}, parts,
-                     [d, sizes = sizes().vec()](const TensorList& g, const std::vector<bool>&) {
+  if (autograd::needs_grad(self) && !parts.empty())
+    autograd::record(node, {self}, parts,
+                     [d, sizes = self.sizes().vec()](const TensorList& g, const std::vector<bool>&) {
                        if (Tensor whole = adjacent_parts(g, d, sizes); whole.defined()) return TensorList{whole};
                        return TensorList{cat(g, d)};
                      }, true);
   return parts;
+}
+
+}  // namespace
+
+std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef split_sizes, int64_t dim) const {
+  return split_parts("SplitWithSizesBackward0", *this, split_sizes, dim);
 }
 
 std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
@@ -70,7 +75,7 @@ std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
   const int64_t parts = split_size == 0 ? 1 : std::max<int64_t>((n + split_size - 1) / split_size, 1);
   std::vector<int64_t> sizes(parts, split_size);
   sizes.back() = n - split_size * (parts - 1);
-  return split_with_sizes(sizes, d);
+  return split_parts("SplitBackward0", *this, sizes, d);
 }
 
 std::vector<Tensor> Tensor::split(IntArrayRef split_sizes, int64_t dim) const { return split_with_sizes(split_sizes, dim); }
@@ -113,7 +118,7 @@ std::vector<Tensor> Tensor::unbind(int64_t dim) const {
   std::vector<Tensor> parts;
   for (int64_t i = 0; i < size(d); ++i) parts.push_back(native::select(*this, d, i));
   if (autograd::needs_grad(*this) && !parts.empty())
-    autograd::record("UnbindBackward", {*this}, parts, [d](const TensorList& g, const std::vector<bool>&) {
+    autograd::record("UnbindBackward0", {*this}, parts, [d](const TensorList& g, const std::vector<bool>&) {
       return TensorList{stack(g, d)};
     }, true);
   return parts;

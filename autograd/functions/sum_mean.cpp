@@ -36,13 +36,14 @@ bool differentiable(const Tensor& x, const Tensor& out) { return autograd::needs
 // The gradient in the input's dtype (a dtype= argument changed it on the way out).
 Tensor as_input_dtype(const Tensor& g, ScalarType t) { return g.scalar_type() == t ? g : g.to(t); }
 
-}  // namespace
-
-Tensor sum(const Tensor& x, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+// `node`: the whole-tensor overloads are SumBackward0/MeanBackward0, the dim overloads (even
+// with dim = nullopt) SumBackward1/MeanBackward1, as ATen's sum and sum.dim_IntList.
+Tensor sum_impl(const char* node, const Tensor& x, OptionalIntArrayRef dim, bool keepdim,
+                std::optional<ScalarType> dtype) {
   const IntArrayRef dims = autograd::dims_or_all(dim);
   Tensor out = native::sum(x, dims, keepdim, dtype);
   if (differentiable(x, out)) {
-    record("SumBackward", {x}, {out},
+    record(node, {x}, {out},
            [r = ReducedDims(x.sizes(), dims, keepdim, "sum"), t = x.scalar_type()](const TensorList& g,
                                                                                      const std::vector<bool>&) {
              return TensorList{as_input_dtype(r.expand(g[0]), t)};
@@ -50,13 +51,13 @@ Tensor sum(const Tensor& x, OptionalIntArrayRef dim, bool keepdim, std::optional
   }
   return out;
 }
-Tensor sum(const Tensor& x, std::optional<ScalarType> dtype) { return sum(x, std::nullopt, false, dtype); }
 
-Tensor mean(const Tensor& x, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor mean_impl(const char* node, const Tensor& x, OptionalIntArrayRef dim, bool keepdim,
+                 std::optional<ScalarType> dtype) {
   const IntArrayRef dims = autograd::dims_or_all(dim);
   Tensor out = native::mean(x, dims, keepdim, dtype);
   if (differentiable(x, out)) {
-    record("MeanBackward", {x}, {out},
+    record(node, {x}, {out},
            [r = ReducedDims(x.sizes(), dims, keepdim, "mean"), t = x.scalar_type()](const TensorList& g,
                                                                                       const std::vector<bool>&) {
              return TensorList{as_input_dtype(r.expand(g[0] / static_cast<double>(r.count)), t)};
@@ -64,7 +65,19 @@ Tensor mean(const Tensor& x, OptionalIntArrayRef dim, bool keepdim, std::optiona
   }
   return out;
 }
-Tensor mean(const Tensor& x, std::optional<ScalarType> dtype) { return mean(x, std::nullopt, false, dtype); }
+
+}  // namespace
+
+Tensor sum(const Tensor& x, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return sum_impl("SumBackward1", x, dim, keepdim, dtype);
+}
+Tensor sum(const Tensor& x, std::optional<ScalarType> dtype) { return sum_impl("SumBackward0", x, std::nullopt, false, dtype); }
+Tensor mean(const Tensor& x, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return mean_impl("MeanBackward1", x, dim, keepdim, dtype);
+}
+Tensor mean(const Tensor& x, std::optional<ScalarType> dtype) {
+  return mean_impl("MeanBackward0", x, std::nullopt, false, dtype);
+}
 
 Tensor Tensor::sum(std::optional<ScalarType> dtype) const { return gr::sum(*this, dtype); }
 Tensor Tensor::sum(OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {

@@ -174,7 +174,7 @@ Tensor& put(const Tensor& self, const std::vector<TensorIndex>& indices, const T
     set_item(self, indices, value);
   }
   if (history)
-    record("IndexPutBackward", {self, value}, {self},
+    record("IndexPutBackward0", {self, value}, {self},
            [indices, shape = value.sizes().vec(), dtype = value.scalar_type()](const TensorList& g,
                                                                               const std::vector<bool>& needs) {
              Tensor gself, gvalue;

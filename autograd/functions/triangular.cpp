@@ -21,7 +21,7 @@ Tensor triangle(const Tensor& self, int64_t k, bool lower) {
   const char* op = lower ? "tril" : "triu";
   Tensor out = native::where(keep_mask(self, k, lower, op), self, native::wrapped_scalar(self, 0));
   if (autograd::needs_grad(self))
-    record(lower ? "TrilBackward" : "TriuBackward", {self}, {out}, [k, lower](const TensorList& g, const std::vector<bool>&) {
+    record(lower ? "TrilBackward0" : "TriuBackward0", {self}, {out}, [k, lower](const TensorList& g, const std::vector<bool>&) {
       return TensorList{lower ? tril(g[0], k) : triu(g[0], k)};
     });
   return out;
@@ -33,7 +33,7 @@ Tensor& triangle_(const Tensor& self, int64_t k, bool lower) {
   // What tril(k) drops is what triu(k + 1) keeps, and the other way round.
   native::masked_fill_(self, keep_mask(self, lower ? k + 1 : k - 1, !lower, op), 0);
   if (autograd::needs_grad(self))
-    record(lower ? "TrilBackward" : "TriuBackward", {self}, {self}, [k, lower](const TensorList& g, const std::vector<bool>&) {
+    record(lower ? "TrilBackward0" : "TriuBackward0", {self}, {self}, [k, lower](const TensorList& g, const std::vector<bool>&) {
       return TensorList{lower ? tril(g[0], k) : triu(g[0], k)};
     });
   return const_cast<Tensor&>(self);

@@ -4,13 +4,13 @@
 
 namespace gr {
 
-GR_DEFINE_UNARY_OP(sin, "SinBackward", false, g * cos(s))
-GR_DEFINE_UNARY_OP(cos, "CosBackward", false, g * -sin(s))
-GR_DEFINE_UNARY_OP(tan, "TanBackward", true, g * (1 + square(s)))  // s = tan x
-GR_DEFINE_UNARY_OP(asin, "AsinBackward", false, g * rsqrt(1 - square(s)))
-GR_DEFINE_UNARY_OP(acos, "AcosBackward", false, g * -rsqrt(1 - square(s)))
-GR_DEFINE_UNARY_OP(atan, "AtanBackward", false, g / (1 + square(s)))
-GR_DEFINE_UNARY_OP(sinh, "SinhBackward", false, g * cosh(s))
-GR_DEFINE_UNARY_OP(cosh, "CoshBackward", false, g * sinh(s))
+GR_DEFINE_UNARY_OP(sin, "SinBackward0", false, g * cos(s))
+GR_DEFINE_UNARY_OP(cos, "CosBackward0", false, g * -sin(s))
+GR_DEFINE_UNARY_OP(tan, "TanBackward0", true, g * (1 + square(s)))  // s = tan x
+GR_DEFINE_UNARY_OP(asin, "AsinBackward0", false, g * rsqrt(1 - square(s)))
+GR_DEFINE_UNARY_OP(acos, "AcosBackward0", false, g * -rsqrt(1 - square(s)))
+GR_DEFINE_UNARY_OP(atan, "AtanBackward0", false, g / (1 + square(s)))
+GR_DEFINE_UNARY_OP(sinh, "SinhBackward0", false, g * cosh(s))
+GR_DEFINE_UNARY_OP(cosh, "CoshBackward0", false, g * sinh(s))
 
 }  // namespace gr

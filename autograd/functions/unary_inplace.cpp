@@ -14,18 +14,18 @@ namespace gr {
                                    name##_inplace_grad);                                                    \
   }                                                                                                         \
   Tensor& name##_(Tensor& self) { return self.name##_(); }
-GR_DEFINE_INPLACE_UNARY(abs, "AbsBackward", false, g * sign(s))
-GR_DEFINE_INPLACE_UNARY(exp, "ExpBackward", true, g * s)
-GR_DEFINE_INPLACE_UNARY(log, "LogBackward", false, g / s)
-GR_DEFINE_INPLACE_UNARY(sqrt, "SqrtBackward", true, g / (2 * s))
-GR_DEFINE_INPLACE_UNARY(sigmoid, "SigmoidBackward", true, g * (s * (1 - s)))
-GR_DEFINE_INPLACE_UNARY(tanh, "TanhBackward", true, g * (1 - square(s)))
+GR_DEFINE_INPLACE_UNARY(abs, "AbsBackward0", false, g * sign(s))
+GR_DEFINE_INPLACE_UNARY(exp, "ExpBackward0", true, g * s)
+GR_DEFINE_INPLACE_UNARY(log, "LogBackward0", false, g / s)
+GR_DEFINE_INPLACE_UNARY(sqrt, "SqrtBackward0", true, g / (2 * s))
+GR_DEFINE_INPLACE_UNARY(sigmoid, "SigmoidBackward0", true, g * (s * (1 - s)))
+GR_DEFINE_INPLACE_UNARY(tanh, "TanhBackward0", true, g * (1 - square(s)))
 #undef GR_DEFINE_INPLACE_UNARY
 
 // Nothing to save: the gradient is -g.
 Tensor& Tensor::neg_() const {
   return autograd::record_elementwise_(
-      "NegBackward", "neg_", *this, {}, [this] { native::neg_(*this); }, autograd::Saves{},
+      "NegBackward0", "neg_", *this, {}, [this] { native::neg_(*this); }, autograd::Saves{},
       [](const Tensor& g, const TensorList&, const Tensor&, const std::vector<bool>&) { return TensorList{-g}; });
 }
 Tensor& neg_(Tensor& self) { return self.neg_(); }

@@ -30,32 +30,32 @@ Tensor zero_where(const Tensor& mask, const Tensor& t) { return gr::where(mask, 
 }  // namespace
 
 Tensor neg(const Tensor& a) {
-  return unary("NegBackward", a, native::neg(a), Tensor(), false, [](const Tensor& g, const Tensor&) { return -g; });
+  return unary("NegBackward0", a, native::neg(a), Tensor(), false, [](const Tensor& g, const Tensor&) { return -g; });
 }
 
 Tensor exp(const Tensor& a) {
   Tensor out = native::exp(a);
-  return unary("ExpBackward", a, out, out, true, [](const Tensor& g, const Tensor& y) { return g * y; });
+  return unary("ExpBackward0", a, out, out, true, [](const Tensor& g, const Tensor& y) { return g * y; });
 }
 
 Tensor log(const Tensor& a) {
-  return unary("LogBackward", a, native::log(a), a, false, [](const Tensor& g, const Tensor& x) { return g / x; });
+  return unary("LogBackward0", a, native::log(a), a, false, [](const Tensor& g, const Tensor& x) { return g / x; });
 }
 
 Tensor sqrt(const Tensor& a) {
   Tensor out = native::sqrt(a);
-  return unary("SqrtBackward", a, out, out, true, [](const Tensor& g, const Tensor& y) { return g / (y * 2.0); });
+  return unary("SqrtBackward0", a, out, out, true, [](const Tensor& g, const Tensor& y) { return g / (y * 2.0); });
 }
 
 Tensor abs(const Tensor& a) {
-  return unary("AbsBackward", a, native::abs(a), a, false, [](const Tensor& g, const Tensor& x) {
+  return unary("AbsBackward0", a, native::abs(a), a, false, [](const Tensor& g, const Tensor& x) {
     if (!autograd::needs_grad(g)) return native::abs_backward(g, x);
     return g * gr::sign(x);  // sign's own gradient is zero: only g carries history
   });
 }
 
 Tensor pow(const Tensor& a, const Scalar& exponent) {
-  return unary("PowBackward", a, native::pow(a, exponent), a, false, [exponent](const Tensor& g, const Tensor& x) {
+  return unary("PowBackward0", a, native::pow(a, exponent), a, false, [exponent](const Tensor& g, const Tensor& x) {
     if (!autograd::needs_grad(g, x)) return native::pow_scalar_backward(g, x, exponent);
     const double e = exponent.to_double();
     if (e == 0.0) return g * 0.0;  // a zero that still depends on g, as its derivative is 0 too
@@ -67,7 +67,7 @@ Tensor pow(const Tensor& a, const Tensor& exponent) {
   Tensor out = native::pow(a, exponent);
   if (autograd::needs_grad(a, exponent)) {
     SavedTensor sa(a), se(exponent), so(exponent.requires_grad() ? out : Tensor(), /*is_output=*/true);
-    record("PowBackward", {a, exponent}, {out},
+    record("PowBackward1", {a, exponent}, {out},
            [sa, se, so, shape_a = a.sizes().vec(), shape_e = exponent.sizes().vec()](const TensorList& g,
                                                                                      const std::vector<bool>& needs) {
              Tensor x = sa.unpack(), e = se.unpack();

@@ -111,49 +111,49 @@ Tensor upsample(const char* op, const char* name, const char* adjoint_name, cons
 }  // namespace
 
 Tensor upsample_nearest1d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales) {
-  return upsample("upsample_nearest1d", "UpsampleNearest1DBackward", "UpsampleNearest1DBackwardBackward", self,
+  return upsample("upsample_nearest1d", "UpsampleNearest1DBackward0", "UpsampleNearest1DBackwardBackward0", self,
                   output_size, {scales}, Mode::kNearest);
 }
 Tensor upsample_nearest2d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_h,
                           std::optional<double> scales_w) {
-  return upsample("upsample_nearest2d", "UpsampleNearest2DBackward", "UpsampleNearest2DBackwardBackward", self,
+  return upsample("upsample_nearest2d", "UpsampleNearest2DBackward0", "UpsampleNearest2DBackwardBackward0", self,
                   output_size, {scales_h, scales_w}, Mode::kNearest);
 }
 Tensor upsample_nearest3d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_d,
                           std::optional<double> scales_h, std::optional<double> scales_w) {
-  return upsample("upsample_nearest3d", "UpsampleNearest3DBackward", "UpsampleNearest3DBackwardBackward", self,
+  return upsample("upsample_nearest3d", "UpsampleNearest3DBackward0", "UpsampleNearest3DBackwardBackward0", self,
                   output_size, {scales_d, scales_h, scales_w}, Mode::kNearest);
 }
 Tensor _upsample_nearest_exact1d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales) {
-  return upsample("_upsample_nearest_exact1d", "UpsampleNearestExact1DBackward",
-                  "UpsampleNearestExact1DBackwardBackward", self, output_size, {scales}, Mode::kNearestExact);
+  return upsample("_upsample_nearest_exact1d", "UpsampleNearestExact1DBackward0",
+                  "UpsampleNearestExact1DBackwardBackward0", self, output_size, {scales}, Mode::kNearestExact);
 }
 Tensor _upsample_nearest_exact2d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_h,
                                  std::optional<double> scales_w) {
-  return upsample("_upsample_nearest_exact2d", "UpsampleNearestExact2DBackward",
-                  "UpsampleNearestExact2DBackwardBackward", self, output_size, {scales_h, scales_w},
+  return upsample("_upsample_nearest_exact2d", "UpsampleNearestExact2DBackward0",
+                  "UpsampleNearestExact2DBackwardBackward0", self, output_size, {scales_h, scales_w},
                   Mode::kNearestExact);
 }
 Tensor _upsample_nearest_exact3d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_d,
                                  std::optional<double> scales_h, std::optional<double> scales_w) {
-  return upsample("_upsample_nearest_exact3d", "UpsampleNearestExact3DBackward",
-                  "UpsampleNearestExact3DBackwardBackward", self, output_size, {scales_d, scales_h, scales_w},
+  return upsample("_upsample_nearest_exact3d", "UpsampleNearestExact3DBackward0",
+                  "UpsampleNearestExact3DBackwardBackward0", self, output_size, {scales_d, scales_h, scales_w},
                   Mode::kNearestExact);
 }
 Tensor upsample_linear1d(const Tensor& self, IntArrayRef output_size, bool align_corners,
                          std::optional<double> scales) {
-  return upsample("upsample_linear1d", "UpsampleLinear1DBackward", "UpsampleLinear1DBackwardBackward", self,
+  return upsample("upsample_linear1d", "UpsampleLinear1DBackward0", "UpsampleLinear1DBackwardBackward0", self,
                   output_size, {scales}, Mode::kLinear, align_corners);
 }
 Tensor upsample_bilinear2d(const Tensor& self, IntArrayRef output_size, bool align_corners,
                            std::optional<double> scales_h, std::optional<double> scales_w) {
-  return upsample("upsample_bilinear2d", "UpsampleBilinear2DBackward", "UpsampleBilinear2DBackwardBackward", self,
+  return upsample("upsample_bilinear2d", "UpsampleBilinear2DBackward0", "UpsampleBilinear2DBackwardBackward0", self,
                   output_size, {scales_h, scales_w}, Mode::kLinear, align_corners);
 }
 Tensor upsample_trilinear3d(const Tensor& self, IntArrayRef output_size, bool align_corners,
                             std::optional<double> scales_d, std::optional<double> scales_h,
                             std::optional<double> scales_w) {
-  return upsample("upsample_trilinear3d", "UpsampleTrilinear3DBackward", "UpsampleTrilinear3DBackwardBackward", self,
+  return upsample("upsample_trilinear3d", "UpsampleTrilinear3DBackward0", "UpsampleTrilinear3DBackwardBackward0", self,
                   output_size, {scales_d, scales_h, scales_w}, Mode::kLinear, align_corners);
 }
 

@@ -23,8 +23,8 @@ std::tuple<Tensor, Tensor> moments(const Tensor& x, OptionalIntArrayRef dim, dou
   const IntArrayRef dims = autograd::dims_or_all(dim);
   auto [v, m] = native::var_mean(x, dims, correction, keepdim, take_sqrt);
   if (autograd::needs_grad(x)) {
-    const char* name = take_sqrt ? (want_mean ? "StdMeanBackward" : "StdBackward")
-                                 : (want_mean ? "VarMeanBackward" : "VarBackward");
+    const char* name = take_sqrt ? (want_mean ? "StdMeanBackward0" : "StdBackward0")
+                                 : (want_mean ? "VarMeanBackward0" : "VarBackward0");
     SavedTensor sx(x), sv(take_sqrt ? v : Tensor());
     record(name, {x}, want_mean ? TensorList{v, m} : TensorList{v},
            [sx, sv, r = ReducedDims(x.sizes(), dims, keepdim, name), dims = dims.vec(), correction, take_sqrt,

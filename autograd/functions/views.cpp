@@ -50,7 +50,7 @@ Tensor region_view(const char* name, const char* backward_name, const Tensor& se
 
 }  // namespace
 
-Tensor Tensor::view(IntArrayRef shape) const { return reshaping_view("ViewBackward", *this, native::view(*this, shape)); }
+Tensor Tensor::view(IntArrayRef shape) const { return reshaping_view("ViewBackward0", *this, native::view(*this, shape)); }
 
 Tensor Tensor::reshape(IntArrayRef shape) const {
   std::vector<int64_t> sizes = native::infer_size(shape, numel(), "reshape");
@@ -61,57 +61,62 @@ Tensor Tensor::reshape(IntArrayRef shape) const {
 Tensor Tensor::permute(IntArrayRef dims) const {
   Tensor out = native::permute(*this, dims);
   if (autograd::needs_grad(*this))
-    record("PermuteBackward", {*this}, {out},
+    record("PermuteBackward0", {*this}, {out},
            [inv = native::inverse_permutation(dims)](const TensorList& g, const std::vector<bool>&) {
              return TensorList{g[0].permute(inv)};
            }, true);
   return out;
 }
 
-Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
-  Tensor out = native::transpose(*this, d0, d1);
-  if (autograd::needs_grad(*this))
-    record("TransposeBackward", {*this}, {out}, [d0, d1](const TensorList& g, const std::vector<bool>&) {
+namespace {
+// t() is its own ATen op (TBackward0), not transpose.int (TransposeBackward0).
+Tensor transposed(const char* name, const Tensor& self, int64_t d0, int64_t d1) {
+  Tensor out = native::transpose(self, d0, d1);
+  if (autograd::needs_grad(self))
+    record(name, {self}, {out}, [d0, d1](const TensorList& g, const std::vector<bool>&) {
       return TensorList{g[0].transpose(d0, d1)};
     }, true);
   return out;
 }
+}  // namespace
+
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return transposed("TransposeBackward0", *this, d0, d1); }
 
 Tensor Tensor::t() const {
   GR_CHECK(dim() <= 2, "t(): expects a tensor with <= 2 dimensions, but self is ", dim(), "D");
-  return dim() < 2 ? view(sizes()) : transpose(0, 1);
+  return dim() < 2 ? reshaping_view("TBackward0", *this, native::view(*this, sizes())) : transposed("TBackward0", *this, 0, 1);
 }
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
-  return region_view("SliceBackward", "SliceBackwardBackward", *this, native::slice(*this, d, start, end, step),
+  return region_view("SliceBackward0", "SliceBackwardBackward0", *this, native::slice(*this, d, start, end, step),
                      [d, start, end, step](const Tensor& t) { return t.slice(d, start, end, step); });
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   Tensor out = native::narrow(*this, d, start, length);
   int64_t s = start < 0 ? start + size(d) : start;
-  return region_view("NarrowBackward", "NarrowBackwardBackward", *this, out,
+  return region_view("SliceBackward0", "SliceBackwardBackward0", *this, out,
                      [d, s, length](const Tensor& t) { return t.narrow(d, s, length); });
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
-  return region_view("SelectBackward", "SelectBackwardBackward", *this, native::select(*this, d, index),
+  return region_view("SelectBackward0", "SelectBackwardBackward0", *this, native::select(*this, d, index),
                      [d, index](const Tensor& t) { return t.select(d, index); });
 }
 
 Tensor Tensor::expand(IntArrayRef shape) const {
   Tensor out = native::expand(*this, shape);
   if (autograd::needs_grad(*this))
-    record("ExpandBackward", {*this}, {out}, [in = sizes().vec()](const TensorList& g, const std::vector<bool>&) {
+    record("ExpandBackward0", {*this}, {out}, [in = sizes().vec()](const TensorList& g, const std::vector<bool>&) {
       return TensorList{autograd::sum_to(g[0], in)};
     }, true);
   return out;
 }
 
-Tensor Tensor::squeeze() const { return reshaping_view("SqueezeBackward", *this, native::squeeze(*this)); }
-Tensor Tensor::squeeze(int64_t d) const { return reshaping_view("SqueezeBackward", *this, native::squeeze(*this, d)); }
+Tensor Tensor::squeeze() const { return reshaping_view("SqueezeBackward0", *this, native::squeeze(*this)); }
+Tensor Tensor::squeeze(int64_t d) const { return reshaping_view("SqueezeBackward1", *this, native::squeeze(*this, d)); }
 Tensor Tensor::unsqueeze(int64_t d) const {
-  return reshaping_view("UnsqueezeBackward", *this, native::unsqueeze(*this, d));
+  return reshaping_view("UnsqueezeBackward0", *this, native::unsqueeze(*this, d));
 }
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {

@@ -10,13 +10,13 @@ using gr::test::f64_grad;
 
 TEST_CASE("math ops record their backward nodes; comparisons and NoGradGuard record none") {
   Tensor x = tensor({0.5, -0.25}, f64_grad()), y = tensor({2.0, 3.0}, f64_grad());
-  CHECK(sin(x).grad_fn()->name() == "SinBackward");
-  CHECK(erfinv(x).grad_fn()->name() == "ErfinvBackward");
-  CHECK(floor(x).grad_fn()->name() == "FloorBackward");
-  CHECK(atan2(x, y).grad_fn()->name() == "Atan2Backward");
-  CHECK(clamp(x, 0, 1).grad_fn()->name() == "ClampBackward");
-  CHECK(lerp(x, y, 0.5).grad_fn()->name() == "LerpBackward");
-  CHECK(softplus(x).grad_fn()->name() == "SoftplusBackward");
+  CHECK(sin(x).grad_fn()->name() == "SinBackward0");
+  CHECK(erfinv(x).grad_fn()->name() == "ErfinvBackward0");
+  CHECK(floor(x).grad_fn()->name() == "FloorBackward0");
+  CHECK(atan2(x, y).grad_fn()->name() == "Atan2Backward0");
+  CHECK(clamp(x, 0, 1).grad_fn()->name() == "ClampBackward1");
+  CHECK(lerp(x, y, 0.5).grad_fn()->name() == "LerpBackward0");
+  CHECK(softplus(x).grad_fn()->name() == "SoftplusBackward0");
   CHECK(!(x < y).requires_grad());
   CHECK(!isnan(x).requires_grad());
   CHECK(!logical_and(x, y).requires_grad());
@@ -44,7 +44,7 @@ TEST_CASE("in-place math follows autograd's in-place rules") {
   Tensor y = tensor({3.0, 4.0}, kFloat64);
   y.atan2_(w);
   CHECK(y.requires_grad());
-  CHECK(y.grad_fn()->name() == "Atan2Backward");
+  CHECK(y.grad_fn()->name() == "Atan2Backward0");
   y.sum().backward();
   check_values(w.grad(), {-3.0 / 10, -4.0 / 20});  // d atan2(a, b)/db = -a / (a^2 + b^2)
 

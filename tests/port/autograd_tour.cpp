@@ -169,7 +169,8 @@ void introspection() {
   mid.sum().backward();
   TORCH_CHECK(leaf.is_leaf() && !mid.is_leaf() && mid.retains_grad(), "is_leaf / retains_grad");
   expect_close(mid.grad(), torch::ones({2}, f64()), "retained grad");
-  TORCH_CHECK(mid.grad_fn() != nullptr && !mid.grad_fn()->name().empty(), "grad_fn()->name()");
+  // leaf * 2 is mul.Scalar in C++ (Python's leaf * 2 would be mul.Tensor, MulBackward0).
+  TORCH_CHECK(mid.grad_fn() != nullptr && mid.grad_fn()->name() == "MulBackward1", "grad_fn()->name()");
   std::cout << "ok  grad_fn: " << mid.grad_fn()->name() << "\n";
   {
     torch::NoGradGuard no_grad;

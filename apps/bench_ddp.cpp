@@ -90,14 +90,13 @@ int64_t process_cpu_ns() {
   return ns(u.ru_utime) + ns(u.ru_stime);
 }
 
-struct ModeResult {
+struct ModeResult : apps::CommFigures {  // comm_ms, hidden_ms, hidden_until_wait_ms, wait_ms
   std::string mode;
   size_t buckets = 0;
   double step_ms = 0, step_min_ms = 0;  // median / minimum over steps of the slowest rank
   double backward_ms = 0;               // per step, averaged over ranks
   double optimizer_ms = 0;              // optimizer.step() after backward, per step, averaged over ranks
   double cpu_ms = 0;                    // process CPU time per step, averaged over ranks
-  double comm_ms = 0, hidden_ms = 0, hidden_until_wait_ms = 0, wait_ms = 0;  // see apps::CommFigures
   double grad_err = -1;  // DDP's gradients against a hand-made all-reduce (-1: not checked)
   double param_err = -1;  // parameters against the overlap mode's after the timed steps (-1: not checked)
   double param_bytes = 0, grad_bytes = 0, state_bytes = 0;  // per parameter, on this rank, after a step
@@ -189,9 +188,7 @@ ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& eve
   ModeResult r;
   r.mode = run.mode;
   run.ddp.wait_for_parameters();  // zero2-fwd: the last step's gathers, before the parameters are read
-  const apps::CommFigures comm = apps::analyse_comm_trace(events, run.steps);
-  r.comm_ms = comm.comm_ms, r.hidden_ms = comm.hidden_ms;
-  r.hidden_until_wait_ms = comm.hidden_until_wait_ms, r.wait_ms = comm.wait_ms;
+  static_cast<apps::CommFigures&>(r) = apps::analyse_comm_trace(events, run.steps);
   r.buckets = run.sync ? run.ddp.reducer().bucket_bytes().size() : 0;
   double backward = 0, cpu = 0, optimizer = 0;
   std::vector<double> step_ms;

@@ -18,6 +18,14 @@ constexpr const char* kOp = "scaled_dot_product_attention";
 
 Tensor f32(const Tensor& t) { return to_dtype(t, kFloat32); }
 
+// Reduced-float operands computed in float32 through converted copies (Note [Reduced float
+// math]); the CPU kernel reads bfloat16 in place and converts as it fills its tiles.
+bool through_float32(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const ScalarType t = q.scalar_type();
+  return is_reduced_float(t) && t == k.scalar_type() && t == v.scalar_type() &&
+         !(t == kBFloat16 && q.device().is_cpu() && k.device().is_cpu() && v.device().is_cpu());
+}
+
 std::vector<int64_t> batch_dims(const Tensor& t) { return {t.sizes().begin(), t.sizes().end() - 2}; }
 
 // The inputs as the kernel reads them (in place on the CPU, else contiguous [B, ., .]), the
@@ -107,8 +115,9 @@ Prepared prepare(const Tensor& query, const Tensor& key, const Tensor& value, co
   GR_CHECK(query.scalar_type() == key.scalar_type() && query.scalar_type() == value.scalar_type(),
            "Expected query, key, and value to have the same dtype, but got query.dtype: ", query.scalar_type(),
            " key.dtype: ", key.scalar_type(), " and value.dtype: ", value.scalar_type(), " instead.");
-  GR_CHECK(query.scalar_type() == kFloat32 || query.scalar_type() == kFloat64, kOp,
-           ": expected float32 or float64 query, key and value, got ", query.scalar_type());
+  GR_CHECK(query.scalar_type() == kFloat32 || query.scalar_type() == kFloat64 ||
+               (query.scalar_type() == kBFloat16 && query.device().is_cpu()),
+           kOp, ": expected float32 or float64 query, key and value, got ", query.scalar_type());
   GR_CHECK(query.device() == key.device() && query.device() == value.device(), kOp,
            ": expected query, key and value on one device, got ", query.device(), ", ", key.device(), " and ",
            value.device());
@@ -185,8 +194,7 @@ Prepared prepare(const Tensor& query, const Tensor& key, const Tensor& value, co
 AttentionSaved scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                             const Tensor& attn_mask, double dropout_p, bool is_causal,
                                             std::optional<double> scale, Generator* gen) {
-  if (is_reduced_float(query.scalar_type()) && query.scalar_type() == key.scalar_type() &&
-      query.scalar_type() == value.scalar_type()) {  // Note [Reduced float math]: the kernels run in float32
+  if (through_float32(query, key, value)) {  // Note [Reduced float math]: the kernels run in float32
     const Tensor mask = attn_mask.defined() && attn_mask.scalar_type() != kBool ? f32(attn_mask) : attn_mask;
     AttentionSaved saved =
         scaled_dot_product_attention(f32(query), f32(key), f32(value), mask, dropout_p, is_causal, scale, gen);
@@ -202,7 +210,8 @@ AttentionSaved scaled_dot_product_attention(const Tensor& query, const Tensor& k
     saved.offset = p.offset = g.reserve(static_cast<uint64_t>((p.B * p.L * p.S + 3) / 4));
   }
   Tensor out = result_like(r, query, p.L, p.Ev, p.out_at);
-  Tensor lse = empty({p.B, p.L}, query.options());
+  const ScalarType lse_type = query.scalar_type() == kBFloat16 ? kFloat32 : query.scalar_type();
+  Tensor lse = empty({p.B, p.L}, query.options().dtype(lse_type));
   if (p.B * p.L > 0)
     attention_stub(query.device(), r.q.data_ptr(), r.k.data_ptr(), r.v.data_ptr(),
                    r.mask.defined() ? r.mask.data_ptr() : nullptr, out.data_ptr(), lse.data_ptr(), p,
@@ -215,8 +224,7 @@ AttentionSaved scaled_dot_product_attention(const Tensor& query, const Tensor& k
 std::tuple<Tensor, Tensor, Tensor> scaled_dot_product_attention_backward(
     const Tensor& grad_out, const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
     double dropout_p, bool is_causal, std::optional<double> scale, const AttentionSaved& saved) {
-  if (is_reduced_float(query.scalar_type()) && query.scalar_type() == key.scalar_type() &&
-      query.scalar_type() == value.scalar_type()) {  // Note [Reduced float math]
+  if (through_float32(query, key, value)) {  // Note [Reduced float math]
     const ScalarType t = query.scalar_type();
     const Tensor mask = attn_mask.defined() && attn_mask.scalar_type() != kBool ? f32(attn_mask) : attn_mask;
     AttentionSaved saved32 = saved;

@@ -86,9 +86,10 @@ inline bool attention_operands_contiguous(const AttentionParams& p) {
          p.dq_at.is_contiguous(p.L, p.E) && p.dk_at.is_contiguous(p.S, p.E) && p.dv_at.is_contiguous(p.S, p.Ev);
 }
 
-// Score (b, i, j) after masking: the scaled product plus the float mask, or -inf where the
-// bool mask is false, the causal rule hides j, or j is past S. `x` is already scaled.
-template <class T>
+// Score (b, i, j) after masking: the scaled product plus the float mask (of M values), or
+// -inf where the bool mask is false, the causal rule hides j, or j is past S. `x` is already
+// scaled.
+template <class T, class M = T>
 GR_HOST_DEVICE GR_INLINE T attention_masked_score(const AttentionParams& p, T x, const void* mask, int64_t b, int64_t i,
                                                   int64_t j) {
   if (p.causal && j > i) return attention_neg_inf<T>();
@@ -97,7 +98,8 @@ GR_HOST_DEVICE GR_INLINE T attention_masked_score(const AttentionParams& p, T x,
     return keep ? x : attention_neg_inf<T>();
   }
   if (p.mask == AttentionMask::Float)
-    return x + static_cast<const T*>(mask)[p.mask_offset[b] + i * p.mask_stride_l + j * p.mask_stride_s];
+    return x + static_cast<T>(
+                   static_cast<const M*>(mask)[p.mask_offset[b] + i * p.mask_stride_l + j * p.mask_stride_s]);
   return x;
 }
 

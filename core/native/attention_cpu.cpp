@@ -156,14 +156,15 @@ KeyTile key_tile(int64_t j0, int64_t kend) {
 }
 
 // Masks tile row (b, i) in place: of its t.w columns the first t.nc are keys, the rest -inf.
-template <class T>
+// A float mask holds I values.
+template <class T, class I>
 void mask_row(const AttentionParams& p, const void* mask, int64_t b, int64_t i, const KeyTile& t, T* row) {
   if (p.mask == AttentionMask::None) {  // causal or past the tile's keys only: a tail of -inf
     const int64_t visible = p.causal ? std::clamp<int64_t>(i - t.j0 + 1, 0, t.nc) : t.nc;
     for (int64_t jj = visible; jj < t.w; ++jj) row[jj] = attention_neg_inf<T>();
     return;
   }
-  for (int64_t jj = 0; jj < t.nc; ++jj) row[jj] = attention_masked_score(p, row[jj], mask, b, i, t.j0 + jj);
+  for (int64_t jj = 0; jj < t.nc; ++jj) row[jj] = attention_masked_score<T, I>(p, row[jj], mask, b, i, t.j0 + jj);
   for (int64_t jj = t.nc; jj < t.w; ++jj) row[jj] = attention_neg_inf<T>();
 }
 
@@ -179,11 +180,11 @@ int64_t key_end(const AttentionParams& p, int64_t i0, int64_t nr) {
 }
 
 // dst[c * ld + j] = src[j * rs + c] for j < n, c < cols, zeros for j in [n, width): the
-// transpose of n rows rs apart into a [cols, width] block, the tiles' B operand. float goes
-// through 8x8 register transposes (element by element, the scattered stores took a quarter
-// of the backward's own time at T = 64).
-template <class T>
-void transpose_rows(T* dst, int64_t ld, int64_t width, int64_t n, int64_t cols, const T* src, int64_t rs) {
+// transpose of n rows rs apart into a [cols, width] block, the tiles' B operand (bfloat16
+// sources widened to float). float goes through 8x8 register transposes (element by element,
+// the scattered stores took a quarter of the backward's own time at T = 64).
+template <class T, class I>
+void transpose_rows(T* dst, int64_t ld, int64_t width, int64_t n, int64_t cols, const I* src, int64_t rs) {
   int64_t j0 = 0, c8 = 0;
 #if GR_PACKED_GEMM
   if constexpr (std::is_same_v<T, float>) {
@@ -191,26 +192,28 @@ void transpose_rows(T* dst, int64_t ld, int64_t width, int64_t n, int64_t cols, 
     for (; j0 + 8 <= n; j0 += 8)
       for (int64_t c = 0; c < c8; c += 8) gemm_detail::transpose8x8(dst + c * ld + j0, ld, src + j0 * rs + c, rs);
     for (int64_t j = 0; j < j0; ++j)  // the columns past the last whole 8
-      for (int64_t c = c8; c < cols; ++c) dst[c * ld + j] = src[j * rs + c];
+      for (int64_t c = c8; c < cols; ++c) dst[c * ld + j] = static_cast<T>(src[j * rs + c]);
   }
 #endif
   for (int64_t j = j0; j < n; ++j)
-    for (int64_t c = 0; c < cols; ++c) dst[c * ld + j] = src[j * rs + c];
+    for (int64_t c = 0; c < cols; ++c) dst[c * ld + j] = static_cast<T>(src[j * rs + c]);
   for (int64_t c = 0; c < cols; ++c) std::fill(dst + c * ld + n, dst + c * ld + width, T(0));
 }
 // dst[j * ld + c] = factor * rows[j][c] for j < n, c < cols, zero columns up to ld.
 template <class T, class Row>
 void copy_rows(T* dst, int64_t ld, int64_t n, int64_t cols, const Row& row, T factor = T(1)) {
   for (int64_t j = 0; j < n; ++j) {
-    const T* src = row(j);
+    const auto* src = row(j);
     T* d = dst + j * ld;
-    for (int64_t c = 0; c < cols; ++c) d[c] = src[c] * factor;
+    for (int64_t c = 0; c < cols; ++c) d[c] = static_cast<T>(src[c]) * factor;
     std::fill(d + cols, d + ld, T(0));
   }
 }
 
-template <class T>
-void attention_forward(const T* q, const T* k, const T* v, const void* mask, T* out, T* lse, const AttentionParams& p) {
+// T: the arithmetic's type; I: the operands' (T, or bfloat16 computed in float: Note
+// [Reduced float math]), converted as the tiles are filled and as results are stored.
+template <class T, class I>
+void attention_forward(const I* q, const I* k, const I* v, const void* mask, I* out, T* lse, const AttentionParams& p) {
   const int64_t L = p.L, S = p.S, E = p.E, Ev = p.Ev;
   const int64_t Sp = round_up(S, kCw<T>), Evp = round_up(Ev, kNR<T>), br = query_block(L), nqb = (L + br - 1) / br;
   const T scale = static_cast<T>(p.scale);
@@ -240,7 +243,7 @@ void attention_forward(const T* q, const T* k, const T* v, const void* mask, T* 
         const bool masked = tile_needs_mask(p, i0, t);
         for (int64_t r = 0; r < nr; ++r) {
           T* row = s.data() + r * kBcMax;
-          if (masked) mask_row(p, mask, b, i0 + r, t, row);
+          if (masked) mask_row<T, I>(p, mask, b, i0 + r, t, row);
           const T mt = row_max(row, t.w);
           const T mnew = std::max(m[r], mt);
           if (mnew == attention_neg_inf<T>()) {  // no visible key so far
@@ -261,16 +264,16 @@ void attention_forward(const T* q, const T* k, const T* v, const void* mask, T* 
       for (int64_t r = 0; r < nr; ++r) {
         lse[b * L + i0 + r] = attention_lse(m[r], l[r]);
         const T inv = l[r] > T(0) ? T(1) / l[r] : T(0);
-        T* out_row = out + p.out_at.at(b, i0 + r);
-        for (int64_t c = 0; c < Ev; ++c) out_row[c] = o[r * Evp + c] * inv;
+        I* out_row = out + p.out_at.at(b, i0 + r);
+        for (int64_t c = 0; c < Ev; ++c) out_row[c] = static_cast<I>(o[r * Evp + c] * inv);
       }
     }
   });
 }
 
-template <class T>
-void attention_backward(const T* go, const T* q, const T* k, const T* v, const void* mask, const T* out, const T* lse,
-                        T* dq, T* dk, T* dv, const AttentionParams& p) {
+template <class T, class I>
+void attention_backward(const I* go, const I* q, const I* k, const I* v, const void* mask, const I* out, const T* lse,
+                        I* dq, I* dk, I* dv, const AttentionParams& p) {
   const int64_t L = p.L, S = p.S, E = p.E, Ev = p.Ev, br = query_block(L);
   const int64_t Sp = round_up(S, kCw<T>), Ep = round_up(E, kNR<T>), Evp = round_up(Ev, kNR<T>);
   const T scale = static_cast<T>(p.scale);
@@ -301,12 +304,12 @@ void attention_backward(const T* go, const T* q, const T* k, const T* v, const v
       transpose_rows(kt, Sp, Sp, S, E, k_row(0), p.k_at.row_stride);
       transpose_rows(vt, Sp, Sp, S, Ev, v_row(0), p.v_at.row_stride);
       for (int64_t i = 0; i < L; ++i) {
-        const T* go_row = go + p.grad_out_at.at(b, i);
-        const T* out_row = out + p.out_at.at(b, i);
+        const I* go_row = go + p.grad_out_at.at(b, i);
+        const I* out_row = out + p.out_at.at(b, i);
         T d = 0;
         for (int64_t c = 0; c < Ev; ++c) {
-          dop[i * Evp + c] = go_row[c];
-          d += go_row[c] * out_row[c];
+          dop[i * Evp + c] = static_cast<T>(go_row[c]);
+          d += static_cast<T>(go_row[c]) * static_cast<T>(out_row[c]);
         }
         std::fill(dop + i * Evp + Ev, dop + (i + 1) * Evp, T(0));
         D[i] = d;  // D = rowsum(dO * O)
@@ -327,7 +330,7 @@ void attention_backward(const T* go, const T* q, const T* k, const T* v, const v
               if (dropout) std::fill(Z.data() + r * kBcMax, Z.data() + r * kBcMax + t.w, T(0));
               continue;
             }
-            if (masked) mask_row(p, mask, b, i0 + r, t, row);
+            if (masked) mask_row<T, I>(p, mask, b, i0 + r, t, row);
             row_exp(row, t.w, lr);
             if (dropout) {
               T* z = Z.data() + r * kBcMax;
@@ -362,34 +365,42 @@ void attention_backward(const T* go, const T* q, const T* k, const T* v, const v
         }
       }
       for (int64_t i = 0; i < L; ++i) {
-        T* d = dq + p.dq_at.at(b, i);
-        for (int64_t e = 0; e < E; ++e) d[e] = dqa[i * Ep + e] * scale;
+        I* d = dq + p.dq_at.at(b, i);
+        for (int64_t e = 0; e < E; ++e) d[e] = static_cast<I>(dqa[i * Ep + e] * scale);
       }
       for (int64_t j = 0; j < S; ++j) {
-        T* dkr = dk + p.dk_at.at(b, j);
-        T* dvr = dv + p.dv_at.at(b, j);
-        for (int64_t e = 0; e < E; ++e) dkr[e] = dka[j * Ep + e];
-        for (int64_t c = 0; c < Ev; ++c) dvr[c] = dva[j * Evp + c];
+        I* dkr = dk + p.dk_at.at(b, j);
+        I* dvr = dv + p.dv_at.at(b, j);
+        for (int64_t e = 0; e < E; ++e) dkr[e] = static_cast<I>(dka[j * Ep + e]);
+        for (int64_t c = 0; c < Ev; ++c) dvr[c] = static_cast<I>(dva[j * Evp + c]);
       }
     }
   });
 }
 
+// Calls fn.template operator()<T, I>() for the operands' dtype: I = T for float32 and
+// float64, I = bfloat16 with T = float.
+template <class F>
+void dispatch_attention(ScalarType t, const char* op, F&& fn) {
+  if (t == kBFloat16) return fn.template operator()<float, BFloat16>();
+  dispatch_floating(t, op, [&]<class T>() { fn.template operator()<T, T>(); });
+}
+
 void attention_cpu(const void* q, const void* k, const void* v, const void* mask, void* out, void* lse,
                    const AttentionParams& p, ScalarType t) {
-  dispatch_floating(t, "scaled_dot_product_attention", [&]<class T>() {
-    attention_forward(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), mask,
-                      static_cast<T*>(out), static_cast<T*>(lse), p);
+  dispatch_attention(t, "scaled_dot_product_attention", [&]<class T, class I>() {
+    attention_forward<T, I>(static_cast<const I*>(q), static_cast<const I*>(k), static_cast<const I*>(v), mask,
+                            static_cast<I*>(out), static_cast<T*>(lse), p);
   });
 }
 
 void attention_backward_cpu(const void* grad_out, const void* q, const void* k, const void* v, const void* mask,
                             const void* out, const void* lse, void* dq, void* dk, void* dv, const AttentionParams& p,
                             ScalarType t) {
-  dispatch_floating(t, "scaled_dot_product_attention_backward", [&]<class T>() {
-    attention_backward(static_cast<const T*>(grad_out), static_cast<const T*>(q), static_cast<const T*>(k),
-                       static_cast<const T*>(v), mask, static_cast<const T*>(out), static_cast<const T*>(lse),
-                       static_cast<T*>(dq), static_cast<T*>(dk), static_cast<T*>(dv), p);
+  dispatch_attention(t, "scaled_dot_product_attention_backward", [&]<class T, class I>() {
+    attention_backward<T, I>(static_cast<const I*>(grad_out), static_cast<const I*>(q), static_cast<const I*>(k),
+                             static_cast<const I*>(v), mask, static_cast<const I*>(out), static_cast<const T*>(lse),
+                             static_cast<I*>(dq), static_cast<I*>(dk), static_cast<I*>(dv), p);
   });
 }
 

@@ -142,8 +142,27 @@ void gemm_bias_any(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A
     for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = add(C[i * ldc + j], bias[j]);
 }
 
+// bfloat16 A, B, bias (or none) and C: float sums plus the bias, rounded once.
+void gemm_bias_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const BFloat16* A, int64_t lda,
+                    const BFloat16* B, int64_t ldb, const BFloat16* bias, BFloat16* C, int64_t ldc) {
+  std::vector<float> bias32(bias ? static_cast<size_t>(N) : 0);
+  for (int64_t j = 0; j < static_cast<int64_t>(bias32.size()); ++j) bias32[j] = bias[j];
+  const float* b32 = bias ? bias32.data() : nullptr;
+  if (packed_gemm_available<float>()) {
+    packed_gemm_bf16(ta, tb, M, N, K, A, lda, B, ldb, b32, C, ldc, in_parallel_region() ? 1 : get_num_threads());
+    return;
+  }
+  std::vector<float> c(static_cast<size_t>(M * N));
+  gemm_any(ta, tb, M, N, K, 1.f, A, lda, B, ldb, 0.f, c.data(), std::max<int64_t>(N, 1));
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = BFloat16(b32 ? c[i * N + j] + b32[j] : c[i * N + j]);
+}
+
 void gemm_bias_cpu(ScalarType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const void* A, int64_t lda,
                    const void* B, int64_t ldb, const void* bias, void* C, int64_t ldc) {
+  if (t == kBFloat16)
+    return gemm_bias_bf16(ta, tb, M, N, K, static_cast<const BFloat16*>(A), lda, static_cast<const BFloat16*>(B), ldb,
+                          static_cast<const BFloat16*>(bias), static_cast<BFloat16*>(C), ldc);
   dispatch_floating(t, "gemm_bias", [&]<class T>() {
     gemm_bias_any<T>(ta, tb, M, N, K, static_cast<const T*>(A), lda, static_cast<const T*>(B), ldb,
                      static_cast<const T*>(bias), static_cast<T*>(C), ldc);
@@ -223,11 +242,15 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   GR_CHECK(a.size(1) == b.size(0), "mm: shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (", a.size(1),
            " != ", b.size(0), ")");
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  Tensor out = empty({M, N}, a.options().dtype(gemm_out_dtype(a)));
+  Tensor out = empty({M, N}, a.options());
   GemmOperand A = gemm_operand_2d(a), B = gemm_operand_2d(b);
-  gemm_stub(a.device(), a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, A.data, A.ld, B.data, B.ld, 0.0,
-            out.data_ptr(), std::max<int64_t>(N, 1));
-  return out.scalar_type() == a.scalar_type() ? out : to_dtype(out, a.scalar_type());
+  if (widened_by_gemm(a))  // rounded to bfloat16 as the tiles are stored
+    gemm_bias_stub(a.device(), a.scalar_type(), A.trans, B.trans, M, N, K, A.data, A.ld, B.data, B.ld, nullptr,
+                   out.data_ptr(), std::max<int64_t>(N, 1));
+  else
+    gemm_stub(a.device(), a.scalar_type(), A.trans, B.trans, M, N, K, 1.0, A.data, A.ld, B.data, B.ld, 0.0,
+              out.data_ptr(), std::max<int64_t>(N, 1));
+  return out;
 }
 
 Tensor mm_bias(const Tensor& a, const Tensor& b, const Tensor& bias) {
@@ -237,7 +260,7 @@ Tensor mm_bias(const Tensor& a, const Tensor& b, const Tensor& bias) {
            "], got ", bias.defined() ? bias.sizes() : IntArrayRef{});
   GR_CHECK(bias.device() == a.device(), "linear: expected bias on ", a.device(), ", got ", bias.device());
   const ScalarType t = a.scalar_type();
-  if ((t != kFloat32 && t != kFloat64) || bias.scalar_type() != t || a.size(1) != b.size(0)) {
+  if ((t != kFloat32 && t != kFloat64 && !widened_by_gemm(a)) || bias.scalar_type() != t || a.size(1) != b.size(0)) {
     Tensor out = mm(a, b);  // (mm reports the shape error)
     add_(out, bias);
     return out;

@@ -62,6 +62,15 @@ struct VecD {
     return _mm512_cvtsd_f64(v);
   }
 };
+// 16 floats rounded to bfloat16 as BFloat16(float) rounds them (nearest even, NaN -> 0x7fc0;
+// vcvtneps2bf16 would flush subnormals).
+inline void store_rounded(BFloat16* p, __m512 v) {
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), 16);
+  r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_set1_epi32(0x7fc0));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(r));
+}
 // Two register tiles fit the 32 vector registers: 12 rows x 2 vectors ("tall") and 8 rows
 // x 3 vectors ("wide") of accumulators, plus the B vectors and a broadcast.
 constexpr int kTallMR = 12, kTallNV = 2, kWideMR = 8, kWideNV = 3;
@@ -101,6 +110,16 @@ struct VecD {
     return _mm_cvtsd_f64(_mm_hadd_pd(x, x));
   }
 };
+// 8 floats rounded to bfloat16 as BFloat16(float) rounds them (nearest even, NaN -> 0x7fc0).
+inline void store_rounded(BFloat16* p, __m256 v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff))), 16);
+  r = _mm256_blendv_epi8(r, _mm256_set1_epi32(0x7fc0), _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+  // packus leaves 16-bit lanes 0-3 and 8-11 holding r's values (all below 2^16): gather them.
+  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+}
 // 16 vector registers: 6 x 2 accumulators + 2 B vectors + 1 broadcast (one tile shape).
 constexpr int kTallMR = 6, kTallNV = 2, kWideMR = 6, kWideNV = 2;
 // rows_kernel's tile: 4 rows x 3 vectors (12 accumulators + 3 B vectors + a broadcast; 8 x 2
@@ -132,35 +151,15 @@ struct Tile {
   static constexpr int64_t MB = std::max<int64_t>(MR, (int64_t(64) << 10) / (KC * int64_t(sizeof(T))) / MR * MR);
 };
 
-// c[MR x NR] (row stride ldc) = alpha * A x b-panel + beta * c (+ bias[NR] on every row when
-// given; See Note [Bias in the GEMM epilogue]). A: a packed panel (kc x MR values, k-major as
-// packed below), or with kRows MR rows read in place (A(r, k) at a[r * lda + k]; See Note
-// [GEMM operands in place]). b: kc rows of NR values, ldb apart (NR when packed).
-template <class Tl, bool kRows, class T>
-void micro_kernel_impl(int64_t kc, const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb,
-                       T* __restrict c, int64_t ldc, T alpha, T beta, const T* __restrict bias = nullptr) {
+// Stores a finished MR x NV-vector tile: c = alpha * acc + beta * c (+ bias[NR] on every
+// row when given; See Note [Bias in the GEMM epilogue]), row stride ldc. CT is T, or
+// bfloat16 for a float tile (each value rounded once, as BFloat16(float); beta must be 0).
+template <class Tl, class T, class CT>
+void store_tile(typename Tl::S::V (&acc)[Tl::MR][Tl::NV], CT* __restrict c, int64_t ldc, T alpha, T beta,
+                const T* __restrict bias) {
   using S = typename Tl::S;
   using V = typename S::V;
   constexpr int MR = Tl::MR, NV = Tl::NV, L = S::L;
-  V acc[MR][NV];
-#pragma GCC unroll 32
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
-#pragma GCC unroll 2
-  for (int64_t k = 0; k < kc; ++k) {
-    V bv[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) bv[v] = S::load(b + v * L);
-#pragma GCC unroll 32
-    for (int r = 0; r < MR; ++r) {
-      V av = S::set1(kRows ? a[r * lda] : a[r]);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(av, bv[v], acc[r][v]);
-    }
-    a += kRows ? 1 : MR;
-    b += ldb;
-  }
   if (alpha != T(1)) {
     V va = S::set1(alpha);
 #pragma GCC unroll 32
@@ -168,7 +167,13 @@ void micro_kernel_impl(int64_t kc, const T* __restrict a, int64_t lda, const T* 
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] = S::mul(va, acc[r][v]);
   }
-  if (bias) {  // the row vector is added to the finished product (as a separate add would)
+  if constexpr (!std::is_same_v<CT, T>) {
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        store_rounded(c + r * ldc + v * L, bias ? S::add(acc[r][v], S::load(bias + v * L)) : acc[r][v]);
+  } else if (bias) {  // the row vector is added to the finished product (as a separate add would)
     V bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = S::load(bias + v * L);
@@ -203,6 +208,38 @@ void micro_kernel_impl(int64_t kc, const T* __restrict a, int64_t lda, const T* 
   }
 }
 
+// c[MR x NR] (row stride ldc) = alpha * A x b-panel + beta * c (+ bias, as store_tile). A: a
+// packed panel (kc x MR values, k-major as packed below), or with kRows MR rows read in
+// place (A(r, k) at a[r * lda + k]; See Note [GEMM operands in place]). b: kc rows of NR
+// values, ldb apart (NR when packed).
+template <class Tl, bool kRows, class T, class CT>
+void micro_kernel_impl(int64_t kc, const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb,
+                       CT* __restrict c, int64_t ldc, T alpha, T beta, const T* __restrict bias = nullptr) {
+  using S = typename Tl::S;
+  using V = typename S::V;
+  constexpr int MR = Tl::MR, NV = Tl::NV, L = S::L;
+  V acc[MR][NV];
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    V bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = S::load(b + v * L);
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) {
+      V av = S::set1(kRows ? a[r * lda] : a[r]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(av, bv[v], acc[r][v]);
+    }
+    a += kRows ? 1 : MR;
+    b += ldb;
+  }
+  store_tile<Tl>(acc, c, ldc, alpha, beta, bias);
+}
+
 // The micro-kernel on a packed A panel.
 template <class Tl, class T>
 void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb, T* __restrict c, int64_t ldc,
@@ -210,20 +247,26 @@ void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int6
   micro_kernel_impl<Tl, false>(kc, a, 0, b, ldb, c, ldc, alpha, beta);
 }
 
-// A partial tile (mr <= MR rows, nr <= NR columns): full kernel into a buffer, then merge.
-// With kRows, A's rows are read in place, so all MR of them must exist (mr < MR only for
-// partial columns).
-template <class Tl, bool kRows = false, class T>
-void edge_kernel(int64_t kc, const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t mr,
+// Merges a partial tile (mr <= MR rows, nr <= NR columns) computed into tmp (row stride NR,
+// alpha applied) into c: c = tmp + beta * c (+ bias), converted to CT.
+template <class T, class CT>
+void merge_edge(const T* tmp, int64_t NR, CT* c, int64_t ldc, int64_t mr, int64_t nr, T beta, const T* bias) {
+  for (int64_t r = 0; r < mr; ++r)
+    for (int64_t j = 0; j < nr; ++j) {
+      const T x = beta == T(0) ? tmp[r * NR + j] : tmp[r * NR + j] + beta * static_cast<T>(c[r * ldc + j]);
+      c[r * ldc + j] = static_cast<CT>(bias ? x + bias[j] : x);
+    }
+}
+
+// A partial tile: full kernel into a buffer, then merge. With kRows, A's rows are read in
+// place, so all MR of them must exist (mr < MR only for partial columns).
+template <class Tl, bool kRows = false, class T, class CT>
+void edge_kernel(int64_t kc, const T* a, int64_t lda, const T* b, int64_t ldb, CT* c, int64_t ldc, int64_t mr,
                  int64_t nr, T alpha, T beta, const T* bias = nullptr) {
   constexpr int MR = Tl::MR, NR = Tl::NR;
   alignas(64) T tmp[MR * NR];
   micro_kernel_impl<Tl, kRows>(kc, a, lda, b, ldb, tmp, NR, alpha, T(0));
-  for (int64_t r = 0; r < mr; ++r)
-    for (int64_t j = 0; j < nr; ++j) {
-      const T x = beta == T(0) ? tmp[r * NR + j] : tmp[r * NR + j] + beta * c[r * ldc + j];
-      c[r * ldc + j] = bias ? x + bias[j] : x;
-    }
+  merge_edge(tmp, NR, c, ldc, mr, nr, beta, bias);
 }
 template <class Tl, class T>
 void edge_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t mr, int64_t nr, T alpha,

@@ -8,7 +8,8 @@
 // 8 x 48 floats on AVX-512) that wastes least on partial tiles. Edge tiles run on a buffer.
 // Two entry points skip packing for callers whose operands are already suitable:
 // panel_gemm (A in panels, B read in place) and gemm_nt (A's rows read in place).
-// bfloat16 operands (packed_gemm_bf16) are widened to float as they are packed, so the
+// bfloat16 operands (packed_gemm_bf16) are packed in pairs along k for vdpbf16ps where the
+// CPU has AVX512_BF16 (gemm_bf16_pairs.h), else widened to float as they are packed, so the
 // float micro-kernel runs on them: float speed, half the operand bytes read.
 #include "core/native/gemm_packed.h"
 
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "core/native/gemm_bf16_pairs.h"
 #include "core/native/gemm_kernels.h"
 
 namespace gr::native {
@@ -51,12 +53,78 @@ using namespace gemm_detail;
 // 128x512x768 84 -> 86 (these last two are bounded by packing B, 2M flops per packed value,
 // and by a 2-row remainder panel: non-transposed A of the same shapes runs at 92 and 87).
 
-// S: the operands' element type (T, or bfloat16 for T = float).
-// bias (null, or N values): added to every row of the finished product (the last K block).
-template <class Tr, class T, class S>
+// The kinds of product the loop nest below runs, each a tile shape with its cache blocks,
+// the type its panels are packed in, how it packs them and how it computes one C tile (rows
+// of A read in place when `ar` is given, else the packed panel `ap`; partial tiles too).
+// Widening<Tl, S>: float or double panels of T; operands S = T, or bfloat16 widened to float
+// while packing.
+template <class Tl, class S>
+struct Widening {
+  using T = typename Tl::S::T;
+  using Packed = T;
+  static constexpr int MR = Tl::MR, NR = Tl::NR;
+  static constexpr int64_t KC = Tl::KC, NB = Tl::NB, MB = Tl::MB, kUnit = 1;
+  static int64_t packed_len(int64_t kc) { return kc; }
+  // See Note [GEMM operands in place].
+  static bool rows_in_place(bool ta, int64_t) { return std::is_same_v<S, T> && !ta; }
+  template <int R>
+  static void pack(T* d, const S* s, int64_t rs, int64_t ks, int64_t width, int64_t kc) {
+    pack_block<T, R>(d, s, rs, ks, width, kc);
+  }
+  template <class CT>
+  static void tile(int64_t kc, const S* ar, int64_t lda, const T* ap, const T* bp, CT* c, int64_t ldc, int64_t mr,
+                   int64_t nr, T alpha, T beta, const T* bias) {
+    const bool full = mr == MR && nr == NR;
+    if constexpr (std::is_same_v<S, T>)
+      if (ar) {
+        if (full) micro_kernel_impl<Tl, true>(kc, ar, lda, bp, NR, c, ldc, alpha, beta, bias);
+        else edge_kernel<Tl, true>(kc, ar, lda, bp, NR, c, ldc, mr, nr, alpha, beta, bias);
+        return;
+      }
+    if (full) micro_kernel_impl<Tl, false>(kc, ap, 0, bp, NR, c, ldc, alpha, beta, bias);
+    else edge_kernel<Tl, false>(kc, ap, 0, bp, NR, c, ldc, mr, nr, alpha, beta, bias);
+  }
+};
+
+#if GR_BF16_PAIRS
+// Pairs<Tl>: bfloat16 operands packed in pairs along k for vdpbf16ps (Note [bfloat16 pair
+// products]); Tl's shape, and twice its KC in elements, so panels take the bytes Tl's do.
+template <class Tl>
+struct Pairs {
+  using T = float;
+  using Packed = Pair;
+  static constexpr int MR = Tl::MR, NR = Tl::NR;
+  static constexpr int64_t KC = 2 * Tl::KC, NB = Tl::NB, MB = Tl::MB, kUnit = 2;
+  static int64_t packed_len(int64_t kc) { return (kc + 1) / 2; }
+  static bool rows_in_place(bool ta, int64_t K) { return !ta && K % 2 == 0; }
+  template <int R>
+  static void pack(Pair* d, const BFloat16* s, int64_t rs, int64_t ks, int64_t width, int64_t kc) {
+    pack_pairs<R>(d, s, rs, ks, width, kc);
+  }
+  template <class CT>
+  static void tile(int64_t kc, const BFloat16* ar, int64_t lda, const Pair* ap, const Pair* bp, CT* c, int64_t ldc,
+                   int64_t mr, int64_t nr, float alpha, float beta, const float* bias) {
+    const int64_t kp = packed_len(kc);
+    auto run = [&](auto* out, int64_t ldo, float b, const float* bi) {
+      if (ar) pair_kernel<Tl, true>(kp, ar, lda, nullptr, bp, out, ldo, alpha, b, bi);
+      else pair_kernel<Tl, false>(kp, nullptr, 0, ap, bp, out, ldo, alpha, b, bi);
+    };
+    if (mr == MR && nr == NR) return run(c, ldc, beta, bias);
+    alignas(64) float tmp[MR * NR];
+    run(tmp, NR, 0.f, nullptr);
+    merge_edge(tmp, NR, c, ldc, mr, nr, beta, bias);
+  }
+};
+#endif
+
+// The loop nest for one kind of product Kn, operands S, C of type CT (T, or bfloat16 for a
+// float product rounded as it is stored: then K must fit one K block). bias (null, or N
+// values): added to every row of the finished product (the last K block).
+template <class Kn, class T, class S, class CT>
 void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const S* A, int64_t lda, const S* B,
-                 int64_t ldb, T beta, T* C, int64_t ldc, const T* bias) {
-  constexpr int MR = Tr::MR, NR = Tr::NR;
+                 int64_t ldb, T beta, CT* C, int64_t ldc, const T* bias) {
+  using P = typename Kn::Packed;
+  constexpr int MR = Kn::MR, NR = Kn::NR;
   // Strides of A(i, k) and B(k, j) along each index.
   const int64_t a_is = ta ? 1 : lda, a_ks = ta ? lda : 1;
   const int64_t b_js = tb ? ldb : 1, b_ks = tb ? 1 : ldb;
@@ -66,48 +134,34 @@ void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
     const int64_t blocks = (n + cap - 1) / cap;
     return ((n + blocks - 1) / blocks + unit - 1) / unit * unit;
   };
-  // See Note [GEMM operands in place].
-  constexpr bool same = std::is_same_v<S, T>;
-  const bool a_rows = same && !ta;
+  const bool a_rows = Kn::rows_in_place(ta, K);
   // A packed A is packed MB rows at a time, right before its panels are used (See Note
   // [Packed A blocks in L2]); A read in place needs no blocks.
-  const int64_t MB = a_rows ? (M + MR - 1) / MR * MR : balanced(M, Tr::MB, MR);
-  const int64_t NB = balanced(N, Tr::NB, NR), KC = balanced(K, Tr::KC, 1);
-  T* Ap = scratch<T>(0, static_cast<size_t>((a_rows ? MR : MB) * KC));
-  T* Bp = scratch<T>(1, static_cast<size_t>(NB * KC));
+  const int64_t MB = a_rows ? (M + MR - 1) / MR * MR : balanced(M, Kn::MB, MR);
+  const int64_t NB = balanced(N, Kn::NB, NR), KC = balanced(K, Kn::KC, Kn::kUnit);
+  P* Ap = scratch<P>(0, static_cast<size_t>((a_rows ? MR : MB) * Kn::packed_len(KC)));
+  P* Bp = scratch<P>(1, static_cast<size_t>(NB * Kn::packed_len(KC)));
   for (int64_t p0 = 0; p0 < K; p0 += KC) {
-    const int64_t kc = std::min(KC, K - p0);
+    const int64_t kc = std::min(KC, K - p0), plen = Kn::packed_len(kc);
     const T beta_k = p0 == 0 ? beta : T(1);
     const T* bias_k = p0 + kc == K ? bias : nullptr;
     for (int64_t j0 = 0; j0 < N; j0 += NB) {
       const int64_t nb = std::min(NB, N - j0);
-      pack_block<T, NR>(Bp, B + p0 * b_ks + j0 * b_js, b_js, b_ks, nb, kc);
+      Kn::template pack<NR>(Bp, B + p0 * b_ks + j0 * b_js, b_js, b_ks, nb, kc);
       for (int64_t i0 = 0; i0 < M; i0 += MB) {
         const int64_t mb = std::min(MB, M - i0);
-        if (!a_rows) pack_block<T, MR>(Ap, A + i0 * a_is + p0 * a_ks, a_is, a_ks, mb, kc);
+        if (!a_rows) Kn::template pack<MR>(Ap, A + i0 * a_is + p0 * a_ks, a_is, a_ks, mb, kc);
         for (int64_t ir = 0; ir < mb; ir += MR) {
           const int64_t mr = std::min<int64_t>(MR, mb - ir);
-          const bool rows = a_rows && mr == MR;
-          const T* ap = Ap + ir * kc;
-          if (rows) {
-            ap = reinterpret_cast<const T*>(A) + (i0 + ir) * lda + p0;
-          } else if (a_rows) {  // a partial panel of A in place: packed (at the start of Ap)
+          const S* ar = a_rows && mr == MR ? A + (i0 + ir) * lda + p0 : nullptr;
+          const P* ap = Ap + ir * plen;
+          if (a_rows && !ar) {  // a partial panel of A in place: packed (at the start of Ap)
             ap = Ap;
-            pack_block<T, MR>(Ap, A + (i0 + ir) * lda + p0, lda, 1, mr, kc);
+            Kn::template pack<MR>(Ap, A + (i0 + ir) * lda + p0, lda, 1, mr, kc);
           }
-          for (int64_t jr = 0; jr < nb; jr += NR) {
-            const int64_t nr = std::min<int64_t>(NR, nb - jr);
-            const T* bp = Bp + jr * kc;
-            T* c = C + (i0 + ir) * ldc + j0 + jr;
-            const T* bj = bias_k ? bias_k + j0 + jr : nullptr;
-            if (rows) {
-              if (nr == NR) micro_kernel_impl<Tr, true>(kc, ap, lda, bp, NR, c, ldc, alpha, beta_k, bj);
-              else edge_kernel<Tr, true>(kc, ap, lda, bp, NR, c, ldc, mr, nr, alpha, beta_k, bj);
-            } else {
-              if (mr == MR && nr == NR) micro_kernel_impl<Tr, false>(kc, ap, 0, bp, NR, c, ldc, alpha, beta_k, bj);
-              else edge_kernel<Tr, false>(kc, ap, 0, bp, NR, c, ldc, mr, nr, alpha, beta_k, bj);
-            }
-          }
+          for (int64_t jr = 0; jr < nb; jr += NR)
+            Kn::tile(kc, ar, lda, ap, Bp + jr * plen, C + (i0 + ir) * ldc + j0 + jr, ldc, mr,
+                     std::min<int64_t>(NR, nb - jr), alpha, beta_k, bias_k ? bias_k + j0 + jr : nullptr);
         }
       }
     }
@@ -116,16 +170,16 @@ void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
 
 // Threads split C into row or column stripes of whole micro-tiles; each packs its own
 // operands. Splitting the longer side keeps stripes wide and duplicated packing small.
-template <class Tl, class T, class S>
+template <class Kn, class T, class S, class CT>
 void gemm_threads(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const S* A, int64_t lda, const S* B,
-                  int64_t ldb, T beta, T* C, int64_t ldc, int threads, const T* bias) {
-  constexpr int MR = Tl::MR, NR = Tl::NR;
+                  int64_t ldb, T beta, CT* C, int64_t ldc, int threads, const T* bias) {
+  constexpr int MR = Kn::MR, NR = Kn::NR;
   const bool split_rows = M >= N;
   const int64_t units = split_rows ? (M + MR - 1) / MR : (N + NR - 1) / NR;
   const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   int64_t nt = omp_in_parallel() ? 1 : std::min<int64_t>({threads, units, static_cast<int64_t>(flops / 4e6) + 1});
   if (nt <= 1) {
-    gemm_serial<Tl>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
+    gemm_serial<Kn>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
     return;
   }
 #pragma omp parallel num_threads(static_cast<int>(nt))
@@ -135,36 +189,60 @@ void gemm_threads(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, co
     if (split_rows) {
       const int64_t m0 = u0 * MR, m1 = std::min(M, u1 * MR);
       if (m0 < m1)
-        gemm_serial<Tl>(ta, tb, m1 - m0, N, K, alpha, A + (ta ? m0 : m0 * lda), lda, B, ldb, beta, C + m0 * ldc, ldc,
+        gemm_serial<Kn>(ta, tb, m1 - m0, N, K, alpha, A + (ta ? m0 : m0 * lda), lda, B, ldb, beta, C + m0 * ldc, ldc,
                         bias);
     } else {
       const int64_t n0 = u0 * NR, n1 = std::min(N, u1 * NR);
       if (n0 < n1)
-        gemm_serial<Tl>(ta, tb, M, n1 - n0, K, alpha, A, lda, B + (tb ? n0 * ldb : n0), ldb, beta, C + n0, ldc,
+        gemm_serial<Kn>(ta, tb, M, n1 - n0, K, alpha, A, lda, B + (tb ? n0 * ldb : n0), ldb, beta, C + n0, ldc,
                         bias ? bias + n0 : nullptr);
     }
   }
 }
 
-template <class T, class S>
+// The kind of product for a tile Tl and operands S: pairs for bfloat16 where the CPU has
+// vdpbf16ps, else widening.
+template <class Tl, class S>
+struct KindOf {
+  using type = Widening<Tl, S>;
+};
+#if GR_BF16_PAIRS
+template <class Tl>
+struct KindOf<Tl, BFloat16> {
+  using type = Pairs<Tl>;
+};
+#endif
+
+template <class T, class S, class CT>
 void packed_gemm_any(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const S* A, int64_t lda, const S* B,
-                     int64_t ldb, T beta, T* C, int64_t ldc, int threads, const T* bias = nullptr) {
+                     int64_t ldb, T beta, CT* C, int64_t ldc, int threads, const T* bias = nullptr) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == T(0)) {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
-        const T x = beta == T(0) ? T(0) : beta * C[i * ldc + j];
-        C[i * ldc + j] = bias ? x + bias[j] : x;
+        const T x = beta == T(0) ? T(0) : beta * static_cast<T>(C[i * ldc + j]);
+        C[i * ldc + j] = static_cast<CT>(bias ? x + bias[j] : x);
       }
     return;
   }
   // The tile shape that wastes least on partial tiles (12 x 32 unless 8 x 48 clearly wins,
   // as for the 64-row products of convolutions).
-  using Tall = Tile<T, kTallMR, kTallNV>;
-  using Wide = Tile<T, kWideMR, kWideNV>;
+  using Tall = typename KindOf<Tile<T, kTallMR, kTallNV>, S>::type;
+  using Wide = typename KindOf<Tile<T, kWideMR, kWideNV>, S>::type;
   auto padded = [&](int64_t mr, int64_t nr) {
     return static_cast<double>((M + mr - 1) / mr * mr) * static_cast<double>((N + nr - 1) / nr * nr);
   };
+  // A rounded C holds the finished product only: a K longer than one block goes through a
+  // float C first.
+  if constexpr (!std::is_same_v<CT, T>) {
+    if (K > std::min(Tall::KC, Wide::KC)) {
+      std::unique_ptr<T[]> tmp(new T[static_cast<size_t>(M * N)]);
+      packed_gemm_any<T, S, T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, T(0), tmp.get(), N, threads, bias);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = static_cast<CT>(tmp[i * N + j]);
+      return;
+    }
+  }
   if (padded(Wide::MR, Wide::NR) < 0.97 * padded(Tall::MR, Tall::NR))
     gemm_threads<Wide>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads, bias);
   else
@@ -187,6 +265,11 @@ void packed_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, con
 void packed_gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const BFloat16* A, int64_t lda,
                       const BFloat16* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads) {
   packed_gemm_any<float, BFloat16>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+}
+
+void packed_gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const BFloat16* A, int64_t lda,
+                      const BFloat16* B, int64_t ldb, const float* bias, BFloat16* C, int64_t ldc, int threads) {
+  packed_gemm_any<float, BFloat16>(ta, tb, M, N, K, 1.f, A, lda, B, ldb, 0.f, C, ldc, threads, bias);
 }
 
 template <class T>
@@ -246,6 +329,8 @@ void packed_gemm(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, co
                  const T*) {}
 void packed_gemm_bf16(bool, bool, int64_t, int64_t, int64_t, float, const BFloat16*, int64_t, const BFloat16*, int64_t,
                       float, float*, int64_t, int) {}
+void packed_gemm_bf16(bool, bool, int64_t, int64_t, int64_t, const BFloat16*, int64_t, const BFloat16*, int64_t,
+                      const float*, BFloat16*, int64_t, int) {}
 
 #endif
 

@@ -21,10 +21,15 @@ bool packed_gemm_available();
 template <class T>
 void packed_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
                  const T* B, int64_t ldb, T beta, T* C, int64_t ldc, int threads, const T* bias = nullptr);
-// The same product of bfloat16 A and B into a float C: operands are widened to float as
-// they are packed, products accumulate in float. Requires packed_gemm_available<float>().
+// The same product of bfloat16 A and B into a float C, accumulated in float: on AVX512_BF16
+// pair dot products (Note [bfloat16 pair products]), else operands widened to float as they
+// are packed. Requires packed_gemm_available<float>().
 void packed_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const BFloat16* A,
                       int64_t lda, const BFloat16* B, int64_t ldb, float beta, float* C, int64_t ldc, int threads);
+// C = op(A) op(B) (+ bias[N] on every row, when given) with bfloat16 A, B and C: accumulated
+// in float, the bias added in float, each result rounded to bfloat16 once.
+void packed_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const BFloat16* A, int64_t lda,
+                      const BFloat16* B, int64_t ldb, const float* bias, BFloat16* C, int64_t ldc, int threads);
 
 // ---- panel GEMM: A already laid out the way the micro-kernel reads it, B read in place ----
 // For callers that produce their operands themselves (the Winograd convolution): A as

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "core/native/attention.h"
 #include "test_util.h"
 
 using namespace gr;
@@ -89,6 +90,57 @@ TEST_CASE("scaled_dot_product_attention equals the unfused composite in float64,
     TensorList fused = run(c, kFloat64, true), ref = run(c, kFloat64, false);
     for (size_t i = 0; i < fused.size(); ++i) check_close(fused[i], ref[i], 1e-10);
   }
+}
+
+TEST_CASE("scaled_dot_product_attention in bfloat16 on the CPU: the float32 computation, each result rounded once") {
+  // The kernel reads bfloat16 operands (and a bfloat16 float mask) where they lie, computes in
+  // float32 and rounds what it stores: bitwise the float32 kernel on the same values, whose
+  // results are then rounded (its backward given the rounded output, as the bfloat16 one has).
+  for (const Case& c : cases()) {
+    if (c.name == "broadcast batch dims") continue;  // sums gradients over the batch after rounding
+    INFO("case: ", c.name);
+    auto draw = [&](std::vector<int64_t> shape, uint64_t seed) { return randn_of(shape, seed, kBFloat16); };
+    Tensor q = draw(c.q, 1), k = draw(c.k, 2), v = draw(c.v, 3), mask;
+    if (c.mask == 1) mask = draw(c.mask_shape, 4).gt(-0.5);
+    if (c.mask == 2) mask = draw(c.mask_shape, 5);
+    auto f32 = [](const Tensor& t) { return t.defined() && t.scalar_type() == kBFloat16 ? t.to(kFloat32) : t; };
+    manual_seed(99);
+    native::AttentionSaved s16 = native::scaled_dot_product_attention(q, k, v, mask, c.p, c.causal, c.scale);
+    manual_seed(99);
+    native::AttentionSaved s32 =
+        native::scaled_dot_product_attention(f32(q), f32(k), f32(v), f32(mask), c.p, c.causal, c.scale);
+    REQUIRE(s16.out.scalar_type() == kBFloat16);
+    CHECK(equal(s16.out, s32.out.to(kBFloat16)));
+    CHECK(equal(s16.lse, s32.lse));
+    s32.out = s16.out.to(kFloat32);
+    Tensor g = draw(s16.out.sizes().vec(), 6);
+    auto [dq, dk, dv] = native::scaled_dot_product_attention_backward(g, q, k, v, mask, c.p, c.causal, c.scale, s16);
+    auto [dq32, dk32, dv32] = native::scaled_dot_product_attention_backward(f32(g), f32(q), f32(k), f32(v), f32(mask),
+                                                                            c.p, c.causal, c.scale, s32);
+    CHECK(dq.scalar_type() == kBFloat16);
+    CHECK(equal(dq, dq32.to(kBFloat16)));
+    CHECK(equal(dk, dk32.to(kBFloat16)));
+    CHECK(equal(dv, dv32.to(kBFloat16)));
+  }
+  // The model's head views of one qkv, read in place (gradients written as one tensor): bitwise
+  // the result through contiguous copies.
+  const int64_t N = 2, T = 40, H = 3, D = 8, C = H * D;
+  Tensor g = randn_of({N, H, T, D}, 32, kBFloat16);
+  Tensor grads[2];
+  for (int in_place = 0; in_place < 2; ++in_place) {
+    Tensor qkv = randn_of({N, T, 3 * C}, 31, kBFloat16).requires_grad_(true);
+    std::vector<Tensor> parts = qkv.split(C, 2);
+    auto heads = [&](const Tensor& t) {
+      Tensor h = t.view({N, T, H, D}).transpose(1, 2);
+      return in_place ? h : h.contiguous();
+    };
+    Tensor out = scaled_dot_product_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), {}, 0.0, true);
+    CHECK(out.scalar_type() == kBFloat16);
+    out.backward(g);
+    grads[in_place] = qkv.grad();
+  }
+  CHECK(grads[1].scalar_type() == kBFloat16);
+  CHECK(equal(grads[0], grads[1]));
 }
 
 TEST_CASE("scaled_dot_product_attention reads head views in place: bitwise the contiguous result") {

@@ -115,6 +115,21 @@ TEST_CASE("bfloat16 mm, matmul and baddbmm round the float32 accumulation once")
   check_rounded(native::baddbmm(self, b1, b2, 0.5, 2.0), ref, sum_abs, 40);
 }
 
+TEST_CASE("bfloat16 mm (stored rounded by the GEMM) for every transpose, odd K, edge tiles and a K past one block") {
+  for (auto [M, N, K] : {std::array<int64_t, 3>{1, 1, 1}, {13, 33, 31}, {25, 47, 301}, {37, 50, 1000}, {64, 96, 1537}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        Tensor a = ta ? bf16_randn({K, M}).t() : bf16_randn({M, K});
+        Tensor b = tb ? bf16_randn({N, K}).t() : bf16_randn({K, N});
+        CAPTURE(M);
+        CAPTURE(N);
+        CAPTURE(K);
+        CAPTURE(ta);
+        CAPTURE(tb);
+        check_rounded(native::mm(a, b), native::mm(f64(a), f64(b)), native::mm(f64(a).abs(), f64(b).abs()), K);
+      }
+}
+
 TEST_CASE("bfloat16 mm agrees with PyTorch 2.15's CPU bfloat16 mm") {
   const nlohmann::json ref = test::load_reference("bf16_reference.json");
   int n = 0;

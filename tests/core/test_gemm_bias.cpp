@@ -98,14 +98,34 @@ TEST_CASE("gemm_bias_stub writes only the product's columns of a padded C") {
   CHECK(C == ref);
 }
 
-TEST_CASE("mm_bias: a bias of the wrong length is an error; other dtypes take mm + add") {
+TEST_CASE("mm_bias: a bias of the wrong length is an error; float16 takes mm + add, bfloat16 rounds once") {
+  using gr::native::to_dtype;
   gr::Tensor a = gr::randn({4, 3}), b = gr::randn({3, 5});
   CHECK_THROWS_WITH_AS(gr::native::mm_bias(a, b, gr::randn({4})), doctest::Contains("bias must be [5]"), gr::Error);
   CHECK_THROWS_WITH_AS(gr::native::mm_bias(a, gr::randn({4, 5}), gr::randn({5})), doctest::Contains("cannot be multiplied"),
                        gr::Error);
-  gr::Tensor ab = gr::native::to_dtype(a, gr::kBFloat16), bb = gr::native::to_dtype(b, gr::kBFloat16),
-             biasb = gr::native::to_dtype(gr::randn({5}), gr::kBFloat16);
-  gr::Tensor sep = gr::native::mm(ab, bb);
-  gr::native::add_(sep, biasb);
-  CHECK(gr::native::mm_bias(ab, bb, biasb).equal(sep));
+  gr::Tensor ah = to_dtype(a, gr::kFloat16), bh = to_dtype(b, gr::kFloat16), biash = to_dtype(gr::randn({5}), gr::kFloat16);
+  gr::Tensor sep = gr::native::mm(ah, bh);
+  gr::native::add_(sep, biash);
+  CHECK(gr::native::mm_bias(ah, bh, biash).equal(sep));
+  // bfloat16 (the autocast linear): the float sum plus the bias, rounded to bfloat16 once, so
+  // within half a bfloat16 step (at most 2^-8 relative) of the exact value, plus float's sum error.
+  gr::Tensor ab = to_dtype(gr::randn({40, 70}), gr::kBFloat16), bb = to_dtype(gr::randn({70, 50}), gr::kBFloat16),
+             biasb = to_dtype(gr::randn({50}), gr::kBFloat16);
+  gr::Tensor got = gr::native::mm_bias(ab, bb, biasb);
+  REQUIRE(got.scalar_type() == gr::kBFloat16);
+  gr::Tensor g = to_dtype(got, gr::kFloat64), x = to_dtype(ab, gr::kFloat64), w = to_dtype(bb, gr::kFloat64),
+             c = to_dtype(biasb, gr::kFloat64);
+  double worst = 0;
+  for (int64_t i = 0; i < 40; ++i)
+    for (int64_t j = 0; j < 50; ++j) {
+      double exact = c.data_ptr<double>()[j], sum_abs = std::abs(exact);
+      for (int64_t k = 0; k < 70; ++k) {
+        const double p = x.data_ptr<double>()[i * 70 + k] * w.data_ptr<double>()[k * 50 + j];
+        exact += p, sum_abs += std::abs(p);
+      }
+      const double err = std::abs(g.data_ptr<double>()[i * 50 + j] - exact);
+      worst = std::max(worst, err / (std::ldexp(std::abs(exact), -8) + 1.2e-7 * 72 * sum_abs));
+    }
+  CHECK(worst <= 1.0);
 }

@@ -101,6 +101,33 @@ Bench sgemm(int64_t M, int64_t N, int64_t K, bool trans_a, const std::string& la
   };
   return {"sgemm", label, check, [=] { product(); }, 2.0 * M * N * K, false};
 }
+// ---- bfloat16 GEMM (bfloat16 operands and result, float accumulation): train_gpt's
+// linear products under --dtype bf16, checked like sgemm with one bfloat16 rounding allowed.
+// A is stored K x M when trans_a, B N x K when trans_b (linear's weight in the forward).
+Bench bgemm(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, const std::string& label) {
+  auto bf16 = [](const Tensor& t) { return t.to(gr::kBFloat16); };
+  Tensor a = bf16(rnd(trans_a ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}, 1));
+  Tensor b = bf16(rnd(trans_b ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, 2));
+  Tensor da = dev(a), db = dev(b);
+  auto product = [=] { return gr::mm(trans_a ? da.t() : da, trans_b ? db.t() : db); };
+  auto check = [=] {
+    Tensor c = host(product()).to(gr::kFloat32), a32 = a.to(gr::kFloat32), b32 = b.to(gr::kFloat32);
+    double worst = 0;
+    for (int64_t e = 0; e < M * N; e += std::max<int64_t>(1, M * N / 4096)) {
+      const int64_t i = e / N, j = e % N;
+      double ref = 0, mag = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const double x = double(f32(a32)[trans_a ? k * M + i : i * K + k]) * f32(b32)[trans_b ? j * K + k : k * N + j];
+        ref += x;
+        mag += std::abs(x);
+      }
+      worst = std::max(worst, std::abs(f32(c)[e] - ref) / mag);
+    }
+    return std::make_pair(worst, 4e-3);  // half a bfloat16 step (2^-8 relative) plus the float sums
+  };
+  return {"bgemm", label, check, [=] { product(); }, 2.0 * M * N * K, false};
+}
+
 Bench sgemm(int64_t n) {
   const std::string s = std::to_string(n);
   return sgemm(n, n, n, false, s + "x" + s + "x" + s);
@@ -395,7 +422,7 @@ std::vector<Bench> bool_selects() {
   return b;
 }
 
-const std::vector<std::string> kOps = {"sgemm", "conv2d_fwd", "conv2d_fwdbwd", "conv_transpose2d_fwd",
+const std::vector<std::string> kOps = {"sgemm", "bgemm", "conv2d_fwd", "conv2d_fwdbwd", "conv_transpose2d_fwd",
                                        "conv_transpose2d_fwdbwd", "add", "relu", "sum",
                                        "gather", "scatter_add", "index_select", "sum_lastdim", "amax_lastdim",
                                        "logsumexp_lastdim", "softmax_lastdim", "masked_fill", "gelu_fwd", "gelu_bwd",
@@ -418,7 +445,7 @@ int main(int argc, char** argv) {
   std::string ops_arg;
   app.add_option("--threads", threads, "CPU threads (gr::set_num_threads)")->check(CLI::Range(1, 1024));
   app.add_option("--repeat", repeat, "timed runs per op; the best is reported")->check(CLI::Range(1, 100000));
-  app.add_option("--ops", ops_arg, "comma-separated ops or families (the name before its last '_'): sgemm, conv2d, conv_transpose2d, "
+  app.add_option("--ops", ops_arg, "comma-separated ops or families (the name before its last '_'): sgemm, bgemm, conv2d, conv_transpose2d, "
                  "add, relu, sum, gather, scatter, index, amax, logsumexp, softmax, masked, gelu, where, logical, lt, any, nonzero");
   app.add_flag("--json", json, "also print one JSON object as the last line");
   std::string device_spec = "cpu";
@@ -462,6 +489,17 @@ int main(int argc, char** argv) {
     // train_gpt tiny's weight gradients (768 tokens): dW [out, in] = dY^T X, A transposed.
     for (auto [out, in] : {std::pair<int64_t, int64_t>{384, 128}, {128, 128}, {512, 128}, {128, 512}, {256, 128}})
       benches.push_back(sgemm(out, in, 768, true, std::to_string(out) + "x" + std::to_string(in) + "x768,A^T"));
+  }
+  if (selected(filter, "bgemm")) {
+    // train_gpt tiny's products under --dtype bf16 (768 tokens): the forward x W^T, the input
+    // gradient dY W and the weight gradient dY^T X of c_attn (128 -> 384) and c_fc (128 -> 512).
+    for (auto [out, in] : {std::pair<int64_t, int64_t>{384, 128}, {512, 128}, {128, 512}}) {
+      const std::string o = std::to_string(out), i = std::to_string(in);
+      benches.push_back(bgemm(768, out, in, false, true, "768x" + o + "x" + i + ",B^T"));
+      benches.push_back(bgemm(768, in, out, false, false, "768x" + i + "x" + o));
+      benches.push_back(bgemm(out, in, 768, true, false, o + "x" + i + "x768,A^T"));
+    }
+    benches.push_back(bgemm(1024, 1024, 1024, false, false, "1024x1024x1024"));
   }
   for (const ConvShape& s : {ConvShape{"64x32x13x13,w64x32x3x3", 64, 32, 13, 13, 64, 3, false, true},
                              ConvShape{"mnist.conv1:64x1x28x28,w32x1x3x3,bias", 64, 1, 28, 28, 32, 3, true, false},

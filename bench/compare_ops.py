@@ -36,7 +36,7 @@ CONV_SHAPES = [
     ("mnist.conv2:64x32x13x13,w64x32x3x3,bias", 64, 32, 13, 13, 64, 3, True, True),
 ]
 # conv_transpose2d runs on the first shape's conv: its input is that conv's output.
-OPS = ["sgemm", "conv2d_fwd", "conv2d_fwdbwd", "conv_transpose2d_fwd", "conv_transpose2d_fwdbwd", "add", "relu", "sum",
+OPS = ["sgemm", "bgemm", "conv2d_fwd", "conv2d_fwdbwd", "conv_transpose2d_fwd", "conv_transpose2d_fwdbwd", "add", "relu", "sum",
        "gather", "scatter_add", "index_select", "sum_lastdim", "amax_lastdim",
        "logsumexp_lastdim", "softmax_lastdim", "masked_fill", "gelu_fwd", "gelu_bwd",
        "where", "where_scalar", "logical_and", "lt_scalar", "any_lastdim", "nonzero", "masked_select", "masked_scatter"]
@@ -79,6 +79,17 @@ def torch_worker(threads, repeat, filters):
         for out, inp in ((384, 128), (128, 128), (512, 128), (128, 512), (256, 128)):
             a, b = torch.randn(768, out), torch.randn(768, inp)
             add("sgemm", f"{out}x{inp}x768,A^T", lambda: torch.mm(a.t(), b), 2.0 * out * inp * 768, False)
+    if selected(filters, "bgemm"):
+        # train_gpt tiny's bfloat16 products: forward x W^T, input gradient dY W, weight gradient dY^T X.
+        bf = torch.bfloat16
+        for out, inp in ((384, 128), (512, 128), (128, 512)):
+            x, w, dy = torch.randn(768, inp, dtype=bf), torch.randn(out, inp, dtype=bf), torch.randn(768, out, dtype=bf)
+            fl = 2.0 * 768 * out * inp
+            add("bgemm", f"768x{out}x{inp},B^T", lambda x=x, w=w: torch.mm(x, w.t()), fl, False)
+            add("bgemm", f"768x{inp}x{out}", lambda dy=dy, w=w: torch.mm(dy, w), fl, False)
+            add("bgemm", f"{out}x{inp}x768,A^T", lambda dy=dy, x=x: torch.mm(dy.t(), x), fl, False)
+        a, b = torch.randn(1024, 1024, dtype=bf), torch.randn(1024, 1024, dtype=bf)
+        add("bgemm", "1024x1024x1024", lambda: torch.mm(a, b), 2.0 * 1024 ** 3, False)
     for label, N, C, H, W, O, k, bias, input_grad in CONV_SHAPES:
         x, w = torch.randn(N, C, H, W), torch.randn(O, C, k, k)
         b = torch.randn(O) if bias else None

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/native/activation.h"
 #include "core/native/lane_sums.h"
 #include "test_util.h"
 
@@ -158,5 +159,28 @@ TEST_CASE("index_select's row copies equal the element loop") {
     Tensor got = x.index_select(0, rows);
     CHECK(got.equal(strided(x).index_select(0, rows)));
     for (int64_t k = 0; k < 5; ++k) CHECK(got[k].equal(x[rows[k].item<int64_t>()]));
+  }
+}
+
+TEST_CASE("reduced-float element-wise ops in chunks equal the whole-tensor conversions, bitwise") {
+  // See Note [Reduced float math in chunks]: contiguous inputs of the result's shape run in
+  // chunks; a transposed view of the same values (or a broadcast operand) takes the
+  // whole-tensor path. 300 x 700 spans many chunks and both threads.
+  for (ScalarType t : {kBFloat16, kFloat16}) {
+    CAPTURE(t);
+    Tensor a = seeded({300, 700}, 1).to(t), b = seeded({300, 700}, 2).to(t), c = seeded({300, 700}, 3).to(t);
+    Tensor f = seeded({300, 700}, 4);  // float32: read in place in the chunks
+    auto other = [](const Tensor& x) { return strided(x); };
+    CHECK(equal(native::gelu(a, "none"), native::gelu(other(a), "none")));
+    CHECK(equal(native::gelu_backward(b, a, "tanh"), native::gelu_backward(other(b), other(a), "tanh")));
+    CHECK(equal(a + b, other(a) + other(b)));
+    CHECK(equal(a * f, other(a) * other(f)));  // a mixed product: float32 result
+    CHECK((a * f).scalar_type() == kFloat32);
+    CHECK(equal(f + a, f + other(a)));
+    CHECK(equal(a.lerp(b, c), other(a).lerp(other(b), other(c))));
+    CHECK(equal(a.exp(), other(a).exp()));
+    // The chunked results are those of float32 math on the same values, rounded once.
+    CHECK(equal(native::gelu(a, "none"), native::gelu(a.to(kFloat32), "none").to(t)));
+    CHECK(equal(a + b, (a.to(kFloat32) + b.to(kFloat32)).to(t)));
   }
 }

@@ -14,6 +14,8 @@
 #include <gradring/gradring.h>
 #include <nlohmann/json.hpp>
 
+#include "core/native/gemm_packed.h"
+
 #include "common/cli.h"
 #include "common/gpt.h"
 #include "common/gpt_sample.h"
@@ -235,7 +237,12 @@ int run(const Options& o, Job& job) {
   };
 
   const double flops_per_token = model->flops_per_token();
-  const double peak = apps::measured_peak_gflops_per_core() * 1e9 * get_num_threads() * job.world;
+  // bf16's MFU is against the bfloat16 peak where products run on bfloat16 pairs.
+  const bool bf16_pairs = o.dtype == "bf16" && job.device.is_cpu() && native::bf16_pair_products();
+  const double peak = apps::measured_peak_gflops_per_core(bf16_pairs) * 1e9 * get_num_threads() * job.world;
+  if (job.leader() && o.dtype == "bf16" && job.device.is_cpu() && !bf16_pairs)
+    std::fprintf(stderr, "train_gpt: notice: this CPU (as built, -march=native) has no AVX512_BF16: bfloat16 products "
+                         "are widened to float32, so --dtype bf16 runs at about float32's speed less the casts\n");
   if (job.leader() && !o.json)
     std::printf("GPT: %lld layers, %lld heads, width %lld, context %lld, %.2fM parameters; batch %lld x %lld ranks x %lld "
                 "accumulated; %s, %d thread(s) per rank; peak %.0f GFLOP/s measured\n",

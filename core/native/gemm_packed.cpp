@@ -334,6 +334,14 @@ void packed_gemm_bf16(bool, bool, int64_t, int64_t, int64_t, const BFloat16*, in
 
 #endif
 
+bool bf16_pair_products() {
+#if GR_BF16_PAIRS
+  return true;
+#else
+  return false;
+#endif
+}
+
 template bool packed_gemm_available<float>();
 template bool packed_gemm_available<double>();
 template void packed_gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,

@@ -130,6 +130,31 @@ TEST_CASE("bfloat16 mm (stored rounded by the GEMM) for every transpose, odd K, 
       }
 }
 
+TEST_CASE("bfloat16 mm/mm_bias store NaN and subnormal results as BFloat16(float) rounds them") {
+  // The epilogue's fast conversion (vcvtne2ps2bf16 where the CPU has it) would keep a NaN's
+  // sign and flush a subnormal bias to zero: such lanes take the exact rounding.
+  // 48 x 96: whole register tiles of either shape (partial ones are merged exactly anyway).
+  Tensor a = native::to_dtype(zeros({48, 64}), kBFloat16), b = bf16_randn({64, 96});
+  a.data_ptr<BFloat16>()[3 * 64 + 5] = BFloat16(-std::nanf(""));
+  a.data_ptr<BFloat16>()[7 * 64 + 2] = BFloat16(-INFINITY);  // -inf * b: +-inf; with 0 * -inf: NaN
+  b.data_ptr<BFloat16>()[2 * 96 + 9] = BFloat16(0.f);
+  Tensor bias = native::to_dtype(full({96}, 1e-40), kBFloat16);  // a bfloat16 subnormal
+  REQUIRE(float(bias.data_ptr<BFloat16>()[0]) != 0.f);
+  for (bool with_bias : {false, true}) {
+    Tensor c = with_bias ? native::mm_bias(a, b, bias) : native::mm(a, b);
+    const BFloat16* cp = c.data_ptr<BFloat16>();
+    for (int64_t i = 0; i < 48; ++i)
+      for (int64_t j = 0; j < 96; ++j) {
+        const uint16_t got = cp[i * 96 + j].bits;
+        CAPTURE(i);
+        CAPTURE(j);
+        if (i == 3 || (i == 7 && j == 9)) CHECK(got == 0x7fc0);  // NaN, sign dropped as BFloat16(float)
+        else if (i == 7) CHECK(std::isinf(float(cp[i * 96 + j])));
+        else CHECK(got == (with_bias ? bias.data_ptr<BFloat16>()[j].bits : uint16_t(0)));
+      }
+  }
+}
+
 TEST_CASE("bfloat16 mm agrees with PyTorch 2.15's CPU bfloat16 mm") {
   const nlohmann::json ref = test::load_reference("bf16_reference.json");
   int n = 0;

@@ -124,6 +124,18 @@ T row_sum(const T* x, int64_t n) {
     for (int u = 0; u < 8; ++u) s[u] += x[j + u];
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
+// sum of a[j] * b[j] over j < n in 8 lanes, as row_sum (one running sum was a serial chain
+// of n FMAs per row; bench_attention --T 64 --B 12 --H 4 --D 32, forward and backward:
+// 0.596-0.602 -> 0.584-0.595 ms).
+template <class T, class I>
+T row_dot(const T* a, const I* b, int64_t n) {
+  T s[8] = {};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int u = 0; u < 8; ++u) s[u] += a[j + u] * static_cast<T>(b[j + u]);
+  for (int u = 0; j < n; ++j, ++u) s[u] += a[j] * static_cast<T>(b[j]);
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
 // row[0, n) = exp(row - shift).
 template <class T>
 void row_exp(T* __restrict row, int64_t n, T shift) {
@@ -305,14 +317,10 @@ void attention_backward(const I* go, const I* q, const I* k, const I* v, const v
       transpose_rows(vt, Sp, Sp, S, Ev, v_row(0), p.v_at.row_stride);
       for (int64_t i = 0; i < L; ++i) {
         const I* go_row = go + p.grad_out_at.at(b, i);
-        const I* out_row = out + p.out_at.at(b, i);
-        T d = 0;
-        for (int64_t c = 0; c < Ev; ++c) {
-          dop[i * Evp + c] = static_cast<T>(go_row[c]);
-          d += static_cast<T>(go_row[c]) * static_cast<T>(out_row[c]);
-        }
-        std::fill(dop + i * Evp + Ev, dop + (i + 1) * Evp, T(0));
-        D[i] = d;  // D = rowsum(dO * O)
+        T* dr = dop + i * Evp;
+        for (int64_t c = 0; c < Ev; ++c) dr[c] = static_cast<T>(go_row[c]);
+        std::fill(dr + Ev, dr + Evp, T(0));
+        D[i] = row_dot(dr, out + p.out_at.at(b, i), Ev);  // D = rowsum(dO * O)
       }
       std::fill(dqa, dqa + L * Ep + S * Ep + S * Evp, T(0));  // dqa, dka, dva are adjacent
       for (int64_t i0 = 0; i0 < L; i0 += br) {

@@ -178,9 +178,12 @@ struct Tile {
 // Stores a finished MR x NV-vector tile: c = alpha * acc + beta * c (+ bias[NR] on every
 // row when given; See Note [Bias in the GEMM epilogue]), row stride ldc. CT is T, or
 // bfloat16 for a float tile (each value rounded once, as BFloat16(float); beta must be 0).
+// Always inlined: as a call, the accumulators went through memory (24 stores at the kernel's
+// entry, 24 after its loop, then loads).
 template <class Tl, class T, class CT>
-void store_tile(typename Tl::S::V (&acc)[Tl::MR][Tl::NV], CT* __restrict c, int64_t ldc, T alpha, T beta,
-                const T* __restrict bias) {
+[[gnu::always_inline]] inline void store_tile(typename Tl::S::V (&acc)[Tl::MR][Tl::NV], CT* __restrict c, int64_t ldc,
+                                              T alpha, T beta,
+                                              const T* __restrict bias) {
   using S = typename Tl::S;
   using V = typename S::V;
   constexpr int MR = Tl::MR, NV = Tl::NV, L = S::L;

@@ -94,6 +94,7 @@ void pair_kernel(int64_t kp, const BFloat16* __restrict ar, int64_t lda, const P
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+#pragma GCC unroll 2
   for (int64_t q = 0; q < kp; ++q) {
     __m512bh bv[NV];
 #pragma GCC unroll 4

@@ -460,14 +460,15 @@ void pack_block(T* __restrict dst, const S* __restrict src, int64_t rs, int64_t 
   }
 }
 
-// Per-thread packing buffers, 64-byte aligned, grown on demand and kept for reuse.
+// Per-thread buffers, 64-byte aligned, grown on demand and kept for reuse: 0 and 1 hold the
+// packed A and B panels, 2 a float C rounded to bfloat16 afterwards (packed_gemm_any).
 template <class T>
 T* scratch(int which, size_t elements) {
   struct Buf {
     std::unique_ptr<T[], decltype(&std::free)> p{nullptr, &std::free};
     size_t n = 0;
   };
-  thread_local Buf bufs[2];
+  thread_local Buf bufs[3];
   Buf& b = bufs[which];
   if (b.n < elements) {
     size_t bytes = (elements * sizeof(T) + 63) / 64 * 64;

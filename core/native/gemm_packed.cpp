@@ -236,8 +236,8 @@ void packed_gemm_any(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha,
   // float C first.
   if constexpr (!std::is_same_v<CT, T>) {
     if (K > std::min(Tall::KC, Wide::KC)) {
-      std::unique_ptr<T[]> tmp(new T[static_cast<size_t>(M * N)]);
-      packed_gemm_any<T, S, T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, T(0), tmp.get(), N, threads, bias);
+      T* tmp = scratch<T>(2, static_cast<size_t>(M * N));
+      packed_gemm_any<T, S, T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, T(0), tmp, N, threads, bias);
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = static_cast<CT>(tmp[i * N + j]);
       return;

@@ -189,6 +189,8 @@ int generate(const Options& o, const Job& job) {
 int run(const Options& o, Job& job) {
   set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
   if (o.generate) return generate(o, job);
+  GR_CHECK(o.dtype != "bf16" || job.device.is_cpu(), "--dtype bf16 is CPU autocast; on ", job.device,
+           " train in float32 (autocast on CUDA is not implemented yet)");
   manual_seed(o.seed);
   const apps::GPTConfig config = config_of(o);
   const int64_t B = batch_size_of(o), T = config.block;

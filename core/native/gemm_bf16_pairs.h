@@ -55,9 +55,18 @@ void pack_pairs(Pair* __restrict dst, const BFloat16* __restrict src, int64_t rs
   const int64_t kp = (kc + 1) / 2;
   if (rs == 1) {
     // The k-rows run across lines (B not transposed, A transposed): interleave rows 2q and 2q + 1.
+    // Rows 8 ahead are prefetched: these are activations and gradients last touched long
+    // before (a weight gradient's X and dY), and a transposed A reads only a piece of each of
+    // its rows, which the hardware prefetcher does not follow (train_gpt tiny --dtype bf16,
+    // 1 thread, alternating runs: 44.2-46.7k -> 46.6-47.1k tokens/s; 4 or 16 ahead: the same).
     for (int64_t q = 0; q < kp; ++q) {
       const BFloat16* s0 = src + 2 * q * ks;
       const BFloat16* s1 = 2 * q + 1 < kc ? s0 + ks : nullptr;
+      if (2 * q + 9 < kc)
+        for (int64_t p = 0; p < width; p += 32) {
+          _mm_prefetch(reinterpret_cast<const char*>(s0 + 8 * ks + p), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(s0 + 9 * ks + p), _MM_HINT_T0);
+        }
       for (int64_t p = 0; p < width; p += R)
         interleave_rows<R>(dst + p * kp + q * R, s0 + p, s1 ? s1 + p : nullptr, width - p);
     }

@@ -434,6 +434,9 @@ void pack_block(T* __restrict dst, const S* __restrict src, int64_t rs, int64_t 
     // so reads stream instead of striding across pages.
     for (int64_t k = 0; k < kc; ++k) {
       const S* s = src + k * ks;
+      if (k + 8 < kc)  // rows 8 ahead, as pack_pairs (float: +0-3% on train_gpt tiny, in the noise)
+        for (int64_t p = 0; p < width; p += 64 / static_cast<int64_t>(sizeof(S)))
+          _mm_prefetch(reinterpret_cast<const char*>(s + 8 * ks + p), _MM_HINT_T0);
       for (int64_t p = 0; p < full; p += R) {
         if constexpr (std::is_same_v<S, T>) copy_piece<R>(dst + p * kc + k * R, s + p);
         else widen(dst + p * kc + k * R, s + p, R);

@@ -84,6 +84,22 @@ TEST_CASE("bfloat16 gemm_stub (float32 C) matches a float64 product for every tr
       for (bool tb : {false, true}) check_gemm_bf16(ta, tb, M, N, K, 1.f, 0.f, 0);
 }
 
+TEST_CASE("bfloat16 gemm_stub on 200 random shapes, transposes, leading dims, alpha and beta") {
+  // Sizes around the register tiles (12 x 32, 8 x 48) and odd K, where packing pairs has its
+  // edges (Note [bfloat16 pair products]); 1 or 2 threads.
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int64_t> size(1, 130), pad(0, 5);
+  const int saved = get_num_threads();
+  for (int i = 0; i < 200; ++i) {
+    set_num_threads(1 + i % 2);
+    const int64_t M = size(rng), N = size(rng), K = size(rng);
+    const bool ta = rng() % 2, tb = rng() % 2;
+    const float alpha = i % 3 == 0 ? 0.5f : 1.f, beta = i % 4 == 0 ? -1.5f : 0.f;
+    check_gemm_bf16(ta, tb, M, N, K, alpha, beta, pad(rng));
+  }
+  set_num_threads(saved);
+}
+
 TEST_CASE("bfloat16 gemm_stub: alpha, beta and leading dims wider than the matrix; batched on 1 and 2 threads") {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
@@ -128,6 +144,18 @@ TEST_CASE("bfloat16 mm (stored rounded by the GEMM) for every transpose, odd K, 
         CAPTURE(tb);
         check_rounded(native::mm(a, b), native::mm(f64(a), f64(b)), native::mm(f64(a).abs(), f64(b).abs()), K);
       }
+  std::mt19937 rng(23);  // and 60 random shapes, K up to past one block
+  std::uniform_int_distribution<int64_t> size(1, 100), depth(1, 900);
+  for (int i = 0; i < 60; ++i) {
+    const int64_t M = size(rng), N = size(rng), K = depth(rng);
+    const bool ta = rng() % 2, tb = rng() % 2;
+    Tensor a = ta ? bf16_randn({K, M}).t() : bf16_randn({M, K});
+    Tensor b = tb ? bf16_randn({N, K}).t() : bf16_randn({K, N});
+    CAPTURE(M);
+    CAPTURE(N);
+    CAPTURE(K);
+    check_rounded(native::mm(a, b), native::mm(f64(a), f64(b)), native::mm(f64(a).abs(), f64(b).abs()), K);
+  }
 }
 
 TEST_CASE("bfloat16 mm/mm_bias store NaN and subnormal results as BFloat16(float) rounds them") {

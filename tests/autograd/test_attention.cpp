@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/native/attention.h"
+#include "core/native/gemm_packed.h"
 #include "test_util.h"
 
 using namespace gr;
@@ -92,35 +93,49 @@ TEST_CASE("scaled_dot_product_attention equals the unfused composite in float64,
   }
 }
 
-TEST_CASE("scaled_dot_product_attention in bfloat16 on the CPU: the float32 computation, each result rounded once") {
-  // The kernel reads bfloat16 operands (and a bfloat16 float mask) where they lie, computes in
-  // float32 and rounds what it stores: bitwise the float32 kernel on the same values, whose
-  // results are then rounded (its backward given the rounded output, as the bfloat16 one has).
+TEST_CASE("scaled_dot_product_attention in bfloat16 on the CPU: the float32 computation within bfloat16's error") {
+  // The kernel reads bfloat16 operands (and a bfloat16 float mask) where they lie and rounds
+  // what it stores. Where the CPU has AVX512_BF16 and the widths are even, its tile products
+  // multiply bfloat16 pairs, the weights P and their gradients dS rounded to bfloat16 first
+  // (Note [Attention tile policies]): then it is within bfloat16's error of the float32 kernel
+  // on the same values. Otherwise it multiplies in float32: bitwise that kernel, rounded.
   for (const Case& c : cases()) {
     if (c.name == "broadcast batch dims") continue;  // sums gradients over the batch after rounding
     INFO("case: ", c.name);
+    const bool pairs = native::bf16_pair_products() && c.q.back() % 2 == 0 && c.v.back() % 2 == 0;
     auto draw = [&](std::vector<int64_t> shape, uint64_t seed) { return randn_of(shape, seed, kBFloat16); };
     Tensor q = draw(c.q, 1), k = draw(c.k, 2), v = draw(c.v, 3), mask;
     if (c.mask == 1) mask = draw(c.mask_shape, 4).gt(-0.5);
     if (c.mask == 2) mask = draw(c.mask_shape, 5);
     auto f32 = [](const Tensor& t) { return t.defined() && t.scalar_type() == kBFloat16 ? t.to(kFloat32) : t; };
+    // max |a - b| over max |b|, and bitwise equality where no pairs are multiplied.
+    auto check_same = [&](const Tensor& got, const Tensor& ref, double tol) {
+      if (!pairs) {
+        CHECK(equal(got, ref.to(got.scalar_type())));
+        return;
+      }
+      const double scale = ref.abs().max().item<double>();
+      const double err = (got.to(kFloat64) - ref.to(kFloat64)).abs().max().item<double>();
+      CAPTURE(err / scale);  // seen: 1.6e-3 to 2.9e-3 for out, 1.8e-3 to 3.7e-3 for the gradients
+      CHECK(err <= tol * scale);
+    };
     manual_seed(99);
     native::AttentionSaved s16 = native::scaled_dot_product_attention(q, k, v, mask, c.p, c.causal, c.scale);
     manual_seed(99);
     native::AttentionSaved s32 =
         native::scaled_dot_product_attention(f32(q), f32(k), f32(v), f32(mask), c.p, c.causal, c.scale);
     REQUIRE(s16.out.scalar_type() == kBFloat16);
-    CHECK(equal(s16.out, s32.out.to(kBFloat16)));
-    CHECK(equal(s16.lse, s32.lse));
+    check_same(s16.out, s32.out, 8e-3);
+    check_same(s16.lse, s32.lse, 1e-6);
     s32.out = s16.out.to(kFloat32);
     Tensor g = draw(s16.out.sizes().vec(), 6);
     auto [dq, dk, dv] = native::scaled_dot_product_attention_backward(g, q, k, v, mask, c.p, c.causal, c.scale, s16);
     auto [dq32, dk32, dv32] = native::scaled_dot_product_attention_backward(f32(g), f32(q), f32(k), f32(v), f32(mask),
                                                                             c.p, c.causal, c.scale, s32);
     CHECK(dq.scalar_type() == kBFloat16);
-    CHECK(equal(dq, dq32.to(kBFloat16)));
-    CHECK(equal(dk, dk32.to(kBFloat16)));
-    CHECK(equal(dv, dv32.to(kBFloat16)));
+    check_same(dq, dq32, 1e-2);
+    check_same(dk, dk32, 1e-2);
+    check_same(dv, dv32, 1e-2);
   }
   // The model's head views of one qkv, read in place (gradients written as one tensor): bitwise
   // the result through contiguous copies.

@@ -202,9 +202,11 @@ void check_matmul_args(const Tensor& a, const Tensor& b, const char* op) {
   GR_CHECK(a.is_floating_point(), op, ": expected float32 or float64 tensors, got ", a.scalar_type());
 }
 
-// bfloat16 products on the CPU go to the GEMM as they are: it widens them while packing and
-// writes float32, rounded to bfloat16 once at the end (Note [Reduced float math]). Others
-// in reduced precision (float16, CUDA) are converted to float32 copies first.
+// bfloat16 products on the CPU go to the GEMM as they are (pair products on AVX512_BF16, else
+// widened while packing; Note [bfloat16 pair products]): mm and mm_bias round each float sum
+// to bfloat16 as the tiles are stored, batched products write float32 rounded once at the end
+// (Note [Reduced float math]). Others in reduced precision (float16, CUDA) are converted to
+// float32 copies first.
 bool widened_by_gemm(const Tensor& a) { return a.scalar_type() == kBFloat16 && a.device().is_cpu(); }
 ScalarType gemm_out_dtype(const Tensor& a) { return widened_by_gemm(a) ? kFloat32 : a.scalar_type(); }
 

@@ -182,8 +182,7 @@ struct Tile {
 // entry, 24 after its loop, then loads).
 template <class Tl, class T, class CT>
 [[gnu::always_inline]] inline void store_tile(typename Tl::S::V (&acc)[Tl::MR][Tl::NV], CT* __restrict c, int64_t ldc,
-                                              T alpha, T beta,
-                                              const T* __restrict bias) {
+                                              T alpha, T beta, const T* __restrict bias) {
   using S = typename Tl::S;
   using V = typename S::V;
   constexpr int MR = Tl::MR, NV = Tl::NV, L = S::L;

@@ -160,6 +160,14 @@ RemovableHandle Module::register_forward_pre_hook(std::function<void(Module&)> h
   return RemovableHandle(hooks_, id);
 }
 
+RemovableHandle Module::register_forward_hook(std::function<void(Module&, const TensorList&)> hook) {
+  GR_CHECK(hook != nullptr, "register_forward_hook: the hook is empty");
+  if (!hooks_) hooks_ = std::make_shared<detail::ModuleHooks>();
+  const uint64_t id = hooks_->next_id++;
+  hooks_->forward.emplace_back(id, std::move(hook));
+  return RemovableHandle(hooks_, id);
+}
+
 RemovableHandle Module::register_state_dict_pre_hook(std::function<void(const Module&)> hook) {
   GR_CHECK(hook != nullptr, "register_state_dict_pre_hook: the hook is empty");
   if (!hooks_) hooks_ = std::make_shared<detail::ModuleHooks>();
@@ -175,6 +183,12 @@ void Module::run_forward_pre_hooks() {
   for (const auto& [id, hook] : hooks) hook(*this);
 }
 
+void Module::run_forward_hooks(const TensorList& outputs) {
+  if (!hooks_) return;
+  const auto hooks = hooks_->forward;  // a copy, as for the pre-hooks
+  for (const auto& [id, hook] : hooks) hook(*this, outputs);
+}
+
 void RemovableHandle::remove() {
   const std::shared_ptr<detail::ModuleHooks> hooks = hooks_.lock();
   if (!hooks) return;
@@ -182,6 +196,7 @@ void RemovableHandle::remove() {
     std::erase_if(list, [this](const auto& entry) { return entry.first == id_; });
   };
   drop(hooks->forward_pre);
+  drop(hooks->forward);
   drop(hooks->state_dict_pre);
   hooks_.reset();
 }

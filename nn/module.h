@@ -26,6 +26,7 @@ namespace detail {
 struct ModuleHooks {
   uint64_t next_id = 0;
   std::vector<std::pair<uint64_t, std::function<void(Module&)>>> forward_pre;
+  std::vector<std::pair<uint64_t, std::function<void(Module&, const TensorList&)>>> forward;
   std::vector<std::pair<uint64_t, std::function<void(const Module&)>>> state_dict_pre;
 };
 }  // namespace detail
@@ -112,13 +113,20 @@ class Module : public std::enable_shared_from_this<Module> {
   // without hooks pays one predictable branch per call. DDP's gather_in_forward uses it
   // (Note [Gathers in forward] in distributed/ddp/ddp_gather.cpp).
   RemovableHandle register_forward_pre_hook(std::function<void(Module&)> hook);
+  // `hook(module, outputs)` runs after every forward the pre-hooks run before (through the
+  // holder or Sequential), with the tensors of the forward's result: itself for a Tensor, the
+  // elements of a TensorList or of a tuple or pair of them, none for other results. PyTorch's
+  // register_forward_hook, without the inputs. fully_shard uses it (distributed/fsdp/).
+  RemovableHandle register_forward_hook(std::function<void(Module&, const TensorList& outputs)> hook);
   // `hook(module)` runs when state_dict() (and so load_state_dict()) starts on this module,
   // not when it runs on an ancestor: PyTorch's register_state_dict_pre_hook, without the
   // prefix and keep_vars arguments.
   RemovableHandle register_state_dict_pre_hook(std::function<void(const Module&)> hook);
   bool has_forward_pre_hooks() const noexcept { return hooks_ != nullptr && !hooks_->forward_pre.empty(); }
-  // Runs the forward pre-hooks (ModuleHolder::operator() calls it).
+  bool has_forward_hooks() const noexcept { return hooks_ != nullptr && !hooks_->forward.empty(); }
+  // Runs the forward pre-hooks and the forward hooks (ModuleHolder::operator() calls them).
   void run_forward_pre_hooks();
+  void run_forward_hooks(const TensorList& outputs);
 
   // Prints one line describing this module (children are printed by operator<<).
   virtual void pretty_print(std::ostream& out) const;

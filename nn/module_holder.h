@@ -3,11 +3,42 @@
 #pragma once
 
 #include <memory>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "core/error.h"
+#include "core/tensor.h"
 
 namespace gr::nn {
+
+namespace detail {
+// The tensors of a forward's result, for Module's forward hooks: a Tensor, a TensorList, or
+// the tensors among a tuple's or pair's elements; nothing for any other result.
+inline TensorList forward_outputs(const Tensor& t) { return {t}; }
+inline TensorList forward_outputs(const TensorList& ts) { return ts; }
+template <class T>
+TensorList forward_outputs(const T&) {
+  return {};
+}
+template <class... T>
+TensorList forward_outputs(const std::tuple<T...>& tuple) {
+  TensorList out;
+  std::apply(
+      [&out](const auto&... e) {
+        auto add = [&out](const auto& x) {
+          for (const Tensor& t : forward_outputs(x)) out.push_back(t);
+        };
+        (add(e), ...);
+      },
+      tuple);
+  return out;
+}
+template <class A, class B>
+TensorList forward_outputs(const std::pair<A, B>& pair) {
+  return forward_outputs(std::tie(pair.first, pair.second));
+}
+}  // namespace detail
 
 template <class Impl>
 class ModuleHolder {
@@ -45,12 +76,21 @@ class ModuleHolder {
   }
 
   // module(x, ...) runs the module's forward pre-hooks, if it has any
-  // (Module::register_forward_pre_hook), then calls module->forward(x, ...).
+  // (Module::register_forward_pre_hook), then module->forward(x, ...), then its forward hooks
+  // with the result's tensors (Module::register_forward_hook).
   template <class... Args>
   decltype(auto) operator()(Args&&... args) const {
     Impl* impl = checked();
+    using R = decltype(impl->forward(std::forward<Args>(args)...));
     if (impl->has_forward_pre_hooks()) [[unlikely]]
       impl->run_forward_pre_hooks();
+    if constexpr (!std::is_void_v<R>) {
+      if (impl->has_forward_hooks()) [[unlikely]] {
+        R out = impl->forward(std::forward<Args>(args)...);  // a reference when forward returns one
+        impl->run_forward_hooks(detail::forward_outputs(out));
+        return out;  // decltype(auto) of the name: R, as the call below
+      }
+    }
     return impl->forward(std::forward<Args>(args)...);
   }
 

@@ -22,6 +22,8 @@ Tensor SequentialImpl::forward(const Tensor& x) {
     if (m.has_forward_pre_hooks()) [[unlikely]]
       m.run_forward_pre_hooks();  // as module(x) would: Sequential calls its children for the user
     y = forwards_[i](m, y);
+    if (m.has_forward_hooks()) [[unlikely]]
+      m.run_forward_hooks({y});
   }
   return y;
 }

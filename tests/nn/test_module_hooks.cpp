@@ -1,4 +1,4 @@
-// Module's forward pre-hooks and state_dict pre-hooks: when they run (through the holder
+// Module's forward pre-hooks, forward hooks and state_dict pre-hooks: when they run (through the holder
 // and Sequential, not through ->forward; state_dict and load_state_dict on the module itself, not on an
 // ancestor), their order, removal by handle (twice, after the module is gone, from inside
 // the hook), clone not copying them, and the empty-hook error.
@@ -145,3 +145,62 @@ TEST_CASE("clone() does not copy hooks; an empty hook is refused") {
   CHECK_THROWS_WITH_AS(s->register_state_dict_pre_hook(nullptr),
                        doctest::Contains("register_state_dict_pre_hook: the hook is empty"), gr::Error);
 }
+
+TEST_CASE("forward hooks run after forward through the holder and Sequential, with the result's tensors") {
+  Pair pair;
+  std::vector<std::string> log;
+  Tensor seen;
+  auto h = pair->a->register_forward_hook([&](nn::Module& m, const TensorList& outs) {
+    CHECK(&m == pair->a.get());
+    REQUIRE(outs.size() == 1);
+    seen = outs[0];
+    log.push_back("a");
+  });
+  pair->b->register_forward_hook([&](nn::Module&, const TensorList&) { log.push_back("b"); });
+  Tensor y = pair(ones({2}));
+  CHECK(log == std::vector<std::string>{"a"});  // b was called as b->forward(x)
+  test::check_values(seen, {2, 2});
+  // In a Sequential, after each child; the hook may remove itself.
+  Scale c;
+  nn::Sequential seq(c);
+  nn::RemovableHandle self;
+  self = c->register_forward_hook([&](nn::Module&, const TensorList& outs) {
+    log.push_back("c" + std::to_string(outs.size()));
+    self.remove();
+  });
+  seq(ones({2}));
+  seq(ones({2}));
+  CHECK(log == std::vector<std::string>{"a", "c1"});
+  h.remove();
+  pair(ones({2}));
+  CHECK(log.size() == 2);
+  CHECK_FALSE(pair->a->has_forward_hooks());
+  CHECK(pair->b->has_forward_hooks());
+}
+
+TEST_CASE("forward hooks see the tensors of tuple and list results, and none of other results") {
+  struct SplitImpl : nn::Module {
+    std::tuple<Tensor, int, Tensor> forward(const Tensor& x) { return {x + 1, 7, x + 2}; }
+  };
+  struct CountImpl : nn::Module {
+    int forward(int k) { return k + 1; }
+  };
+  struct ListImpl : nn::Module {
+    TensorList forward(const Tensor& x) { return {x, x, x}; }
+  };
+  nn::ModuleHolder<SplitImpl> split(std::make_shared<SplitImpl>());
+  nn::ModuleHolder<CountImpl> count(std::make_shared<CountImpl>());
+  nn::ModuleHolder<ListImpl> list(std::make_shared<ListImpl>());
+  std::vector<size_t> sizes;
+  for (nn::Module* m : {static_cast<nn::Module*>(split.get()), static_cast<nn::Module*>(count.get()),
+                        static_cast<nn::Module*>(list.get())})
+    m->register_forward_hook([&](nn::Module&, const TensorList& outs) { sizes.push_back(outs.size()); });
+  auto [a, k, b] = split(zeros({1}));
+  CHECK(k == 7);
+  test::check_values(b, {2});
+  CHECK(count(1) == 2);
+  CHECK(list(zeros({1})).size() == 3);
+  CHECK(sizes == std::vector<size_t>{2, 0, 3});
+  CHECK_THROWS_WITH_AS(split->register_forward_hook(nullptr), doctest::Contains("the hook is empty"), gr::Error);
+}
+

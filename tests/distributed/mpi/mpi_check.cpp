@@ -1,4 +1,4 @@
-// Runs every collective check, DDP and the ZeRO checks on the MPI process group; started by
+// Runs every collective check, DDP, the ZeRO and the fully_shard checks on the MPI process group; started by
 // mpirun (see tests/CMakeLists.txt). Exits non-zero with the failing check's message. With
 // --stuck, rank 1 skips an all-reduce that rank 0 issues with a 1 s timeout: the watchdog
 // must abort the job with a message naming the call (the test expects that failure, not a
@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "../collective_checks.h"
+#include "../fsdp_checks.h"
 #include "../zero_checks.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/backends/init.h"
@@ -59,6 +60,18 @@ void check_zero(const gr::distributed::ProcessGroupPtr& pg) {
   check_in_backward_equals_ddp<Deep>(rank, world, Kind::AdamW, true, 1000.0 / (1 << 20), 1e-12, /*micro=*/3);
 }
 
+// fully_shard over MPI's allgather and reduce_scatter against DDP and one process
+// (tests/distributed/fsdp_checks.h, as test_fsdp.cpp runs them on gloo and shm): bitwise
+// against DDP on 2 ranks, 1e-12 on 4; accumulation and clipping included.
+void check_fsdp(const gr::distributed::ProcessGroupPtr& pg) {
+  using namespace gr::test;
+  const int world = pg->size(), rank = pg->rank();
+  const double tol = world <= 2 ? 0.0 : 1e-12;
+  for (FsdpOpt opt : {FsdpOpt::SGD, FsdpOpt::Adam, FsdpOpt::AdamW})
+    check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = opt}, tol);
+  check_fsdp_equals_ddp<Deep>(rank, world, FsdpCase{.opt = FsdpOpt::SGD, .micro = 2, .clip = 0.05}, tol);
+}
+
 int main(int argc, char** argv) {
   using namespace gr::distributed;
   try {
@@ -78,6 +91,7 @@ int main(int argc, char** argv) {
     gr::test::check_collectives(*pg);
     check_ddp(pg);
     check_zero(pg);
+    check_fsdp(pg);
     ProcessGroupPtr half = new_group({0, pg->size() - 1});  // every rank calls it
     if (half) {
       gr::Tensor x = gr::full({2}, 1.0, gr::kFloat64);

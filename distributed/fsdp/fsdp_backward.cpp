@@ -1,0 +1,94 @@
+// A unit's backward: the pre-backward gather (a hook on its outputs' gradients), the
+// post-accumulate-grad hooks counting its parameters' gradients, and the post-backward
+// reduce-scatter into this rank's shard gradients. See Note [FSDP units].
+#include <algorithm>
+
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "core/factory.h"
+#include "core/native/copy.h"
+#include "core/native/elementwise.h"
+#include "distributed/fsdp/fsdp_unit.h"
+
+namespace gr::distributed::fsdp {
+
+namespace {
+
+// The inverse of fsdp_gather.cpp's copy_out: parameter p's gradient rows into the rank-major
+// [N, S] buffer (whose padding stays zero).
+void copy_in(const Tensor& buffer, int64_t S, const Tensor& grad, const FSDPUnit::Param& p) {
+  if (p.numel() == 0) return;
+  const Tensor flat = native::contiguous(grad).view({p.numel()});
+  const int64_t chunk = p.shard_numel(), full = p.rows / p.shard_rows;
+  const int64_t rest = (p.rows - full * p.shard_rows) * p.row_elems;
+  if (full > 0) {
+    Tensor dst = make_view(buffer, {full, chunk}, {S, 1}, buffer.storage_offset() + p.shard_offset);
+    native::copy_(dst, flat.narrow(0, 0, full * chunk).view({full, chunk}));
+  }
+  if (rest > 0) native::copy_(buffer.narrow(0, full * S + p.shard_offset, rest), flat.narrow(0, full * chunk, rest));
+}
+
+}  // namespace
+
+void FSDPUnit::pre_backward() {
+  if (backward_started_) return;  // one hook per output; the first one gathers
+  backward_started_ = true;
+  if (root_) root_->queue_end_of_backward();
+  unshard();
+}
+
+void FSDPUnit::on_gradient_ready(size_t index) {
+  if (!in_graph_ || reduced_) return;  // a backward through no forward of this unit's, or after its reduction
+  Param& p = params_[index];
+  if (p.ready) return;
+  p.ready = true;
+  if (root_) root_->queue_end_of_backward();
+  if (--pending_grads_ == 0) post_backward();
+}
+
+void FSDPUnit::post_backward() {
+  reduced_ = true;
+  if (sync_ && !params_.empty()) {
+    NoGradGuard no_grad;
+    const int64_t n = group_->size(), S = shard_elems_;
+    Tensor buffer = zeros({n * S}, TensorOptions(reduce_dtype_).device(device_));
+    for (Param& p : params_) {
+      Tensor& grad = p.param.mutable_grad();
+      if (!grad.defined()) continue;  // no gradient on this rank: zeros
+      copy_in(buffer, S, grad, p);
+      grad = Tensor();  // this rank keeps only its shard of the gradient
+    }
+    // Divide before summing, as DDP does (keeps float16 sums in range; the same rounding).
+    if (n > 1) native::mul_(buffer, native::wrapped_scalar(buffer, 1.0 / static_cast<double>(n)));
+    if (n == 1) {
+      reduce_output_ = buffer;
+    } else {
+      reduce_output_ = empty({S}, TensorOptions(reduce_dtype_).device(device_));
+      std::vector<Tensor> inputs;
+      for (int64_t r = 0; r < n; ++r) inputs.push_back(buffer.narrow(0, r * S, S));
+      reduce_work_ = group_->reduce_scatter(reduce_output_, inputs, ReduceOp::Sum);
+      reduce_input_ = buffer;  // alive until the reduce-scatter completes
+    }
+  }
+  reshard();
+}
+
+void FSDPUnit::finish_reduce() {
+  if (!reduce_output_.defined()) return;
+  if (reduce_work_)
+    wait_for(reduce_work_, *group_, "fully_shard", "the reduce-scatter of unit '" + name_ + "' (" + module_->name() + ")");
+  NoGradGuard no_grad;
+  for (Param& p : params_) {
+    if (!p.local.requires_grad()) continue;
+    Tensor g = reduce_output_.narrow(0, p.shard_offset, p.shard_numel()).view(p.local.sizes());
+    if (g.scalar_type() != master_dtype_) g = native::to_dtype(g, master_dtype_);
+    Tensor& local_grad = p.local.mutable_grad();
+    if (local_grad.defined()) native::add_(local_grad, g);
+    else local_grad = g;
+  }
+  reduce_work_.reset();
+  reduce_input_ = Tensor();
+  reduce_output_ = Tensor();
+}
+
+}  // namespace gr::distributed::fsdp

@@ -1,0 +1,171 @@
+// FSDPUnit: the state of one fully_shard unit: its sharded layout, this rank's flat shard,
+// the unsharded storage its module's parameters live in, and the hooks that gather, free and
+// reduce. fsdp_unit.cpp: layout and sharding; fsdp_gather.cpp: unshard/reshard;
+// fsdp_backward.cpp: gradients; fsdp_root.cpp: the root's lazy init and end of backward.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distributed/fsdp/fully_shard.h"
+
+namespace gr::distributed::fsdp {
+
+// Note [FSDP units]
+// fully_shard(module) makes `module` a unit over the parameters it owns that no unit below it
+// owns. Every parameter is sharded on dim 0 as torch.chunk does (FSDP2's placement): with
+// d0 rows and N ranks, rank r holds rows [r * c, (r + 1) * c), c = ceil(d0 / N), padded with
+// zero rows to c where the parameter ends earlier (uneven sizes; a rank may hold only
+// padding). A unit's shards lie back to back in one flat tensor per rank (`shard_`, S
+// elements), so one all-gather of S elements per rank gathers the whole unit into a rank-major
+// [N, S] buffer, and each parameter is copied out of it into its place (a strided copy per
+// parameter, as FSDP2's copy-out). The optimizer's parameters are the per-parameter views
+// `local` of the flat shard ([c, rest...]: torch's per-parameter sharded DTensors, so param
+// groups by name or shape still work); gradients are reduce-scattered from a [N, S] buffer
+// laid out the same way into one S-element tensor whose slices become the locals' .grad.
+//
+// The module's parameters keep their TensorImpls (the module's code reads its members), but
+// their storage is the unit's one `unsharded_` Storage, released (Note [Released storage] in
+// core/storage.h) whenever the unit is sharded and reallocated by each gather. Views and
+// tensors autograd saved in forward share that StorageImpl, so the gather before backward
+// refills what they read; the gather keeps the storage's version (as torch's
+// _unsafe_preserve_version_counter), so autograd does not take it for an in-place change.
+//
+// One iteration (Note [FSDP iteration] in fsdp_root.cpp for the root's part):
+//  - pre-forward (the module's forward pre-hook): unshard (gather, wait, copy out);
+//  - post-forward (its forward hook): reshard unless reshard_after_forward is off, or this is
+//    the root with a backward to come; a hook on each output's gradient is registered
+//    (grad_fn pre-hooks) for the pre-backward;
+//  - pre-backward (the first of those hooks to fire in a backward): unshard again;
+//  - post-backward (the post-accumulate-grad hook of the unit's last parameter to get its
+//    gradient): copy the gradients into the [N, S] buffer (scaled by 1/N first, as DDP
+//    does), drop the full gradients, launch the reduce-scatter, reshard. With
+//    set_requires_gradient_sync(false) the gradients stay in .grad and nothing is reduced.
+//  - end of backward (the root's queued callback): units whose post-backward did not run
+//    (parameters without gradients) run it now, in unit order; every reduce-scatter is waited
+//    for and added into the locals' .grad; every unit is resharded.
+// Every rank must issue the same gathers and reduce-scatters in the same order: units run
+// in the same order everywhere when the program is the same (a mismatch is reported by
+// GRADRING_DISTRIBUTED_DEBUG=DETAIL).
+//
+// Ownership (no reference cycles): the module's forward hooks own the unit (so it lives as
+// long as the module); the unit holds the module by raw pointer, and the parameter and
+// gradient hooks it registers hold it weakly or by a raw pointer removed in its destructor.
+
+class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
+ public:
+  struct Param {
+    std::string local_name;       // relative to the unit's module
+    std::string name;             // qualified from the root once the root is known
+    Tensor param;                 // the module's tensor, a view of unsharded_
+    std::vector<int64_t> shape;   // the parameter's shape
+    int64_t rows = 1;             // dim 0 (1 for a 0-dim parameter)
+    int64_t row_elems = 1;        // elements per row
+    int64_t shard_rows = 0;       // c = ceil(rows / N)
+    int64_t shard_offset = 0;     // elements into the flat shard
+    int64_t unsharded_offset = 0; // elements into the unsharded storage
+    Tensor local;                 // this rank's shard: [c, rest...], a leaf viewing shard_
+    size_t hook = 0;              // its post-accumulate-grad hook (requires_grad parameters)
+    bool ready = false;           // its gradient arrived in this backward
+    int64_t shard_numel() const { return shard_rows * row_elems; }
+    int64_t numel() const { return rows * row_elems; }
+  };
+
+  // `params`: (name relative to module, the module's tensor) of the parameters this unit owns.
+  FSDPUnit(nn::Module& module, std::vector<std::pair<std::string, Tensor>> params, const FullyShardOptions& options);
+  ~FSDPUnit();
+  FSDPUnit(const FSDPUnit&) = delete;
+  FSDPUnit& operator=(const FSDPUnit&) = delete;
+
+  // fsdp_unit.cpp: hooks (after construction: they need shared_from_this).
+  void install_hooks();
+
+  nn::Module& module() const { return *module_; }
+  const ProcessGroupPtr& group() const { return group_; }
+  const std::vector<Param>& params() const { return params_; }
+  const std::string& name() const { return name_; }  // "" for the root, else its qualified module name
+  FSDPUnit* parent() const { return parent_; }
+  // Claimed by the unit above (fully_shard of an ancestor): the tree is re-initialised.
+  void set_parent(FSDPUnit* parent) {
+    parent_ = parent;
+    root_ = nullptr;
+    units_.clear();
+  }
+  // The root of this unit's tree (after lazy init), and its units in pre-order (root only).
+  FSDPUnit* root() const { return root_; }
+  const std::vector<FSDPUnit*>& units() const { return units_; }
+
+  bool requires_gradient_sync() const { return sync_; }
+  void set_requires_gradient_sync(bool on) { sync_ = on; }
+  void set_reshard_after_forward(bool on) { reshard_after_forward_ = on; }
+  bool is_unsharded() const { return unsharded_state_; }
+  ScalarType master_dtype() const { return master_dtype_; }  // the shards' dtype (the parameters' own)
+  ScalarType compute_dtype() const { return compute_dtype_; }
+  ScalarType reduce_dtype() const { return reduce_dtype_; }
+  int64_t shard_elems() const { return shard_elems_; }
+  const Tensor& flat_shard() const { return shard_; }
+
+  // fsdp_gather.cpp
+  void unshard();
+  void reshard();
+
+  // fsdp_root.cpp: finds the root above this unit and initialises its tree once.
+  void lazy_init();
+  // Names the units of the tree below this one (this one "") and their parameters by their
+  // qualified module names; returns them in pre-order.
+  std::vector<FSDPUnit*> name_tree();
+
+ private:
+  // fsdp_unit.cpp
+  void shard_parameters();  // builds shard_ from the module's values (rank 0's, broadcast)
+  void check_same_units_everywhere() const;
+  std::string released_reason() const;
+  // Hooks.
+  void pre_forward();
+  void post_forward(const TensorList& outputs);
+  // fsdp_backward.cpp
+  void pre_backward();
+  void on_gradient_ready(size_t index);
+  void post_backward();
+  void finish_reduce();  // waits for the reduce-scatter, adds into the locals' .grad
+  // fsdp_root.cpp
+  void become_root();
+  void queue_end_of_backward();
+  void end_of_backward();
+  void reset_backward_state();
+
+  nn::Module* module_;
+  ProcessGroupPtr group_;
+  std::vector<Param> params_;
+  std::vector<nn::RemovableHandle> module_hooks_;
+  bool reshard_after_forward_ = true;
+  bool sync_ = true;
+  ScalarType master_dtype_ = kFloat32, compute_dtype_ = kFloat32, reduce_dtype_ = kFloat32;
+  Device device_;
+  int64_t shard_elems_ = 0;      // S
+  int64_t unsharded_elems_ = 0;  // sum of the parameters' sizes
+  Tensor shard_;                 // [S], master_dtype_: this rank's shards back to back
+  Storage unsharded_;            // the module's parameters' storage (released while sharded)
+  bool unsharded_state_ = false;
+  std::string name_;
+  FSDPUnit* parent_ = nullptr;
+  FSDPUnit* root_ = nullptr;
+  std::vector<FSDPUnit*> units_;  // root only: the tree's units in pre-order, itself first
+
+  // Per-backward state.
+  bool in_graph_ = false;          // a forward with grad ran since the last backward ended
+  bool backward_started_ = false;  // pre_backward ran in this backward
+  bool reduced_ = false;           // post_backward ran in this backward
+  size_t pending_grads_ = 0;       // requires_grad parameters without a gradient yet
+  size_t grad_params_ = 0;         // how many parameters require grad
+  bool end_queued_ = false;        // root: the end-of-backward callback is queued
+  WorkPtr reduce_work_;
+  Tensor reduce_input_, reduce_output_;
+};
+
+// The unit fully_shard made of `module`, or null (fully_shard.cpp keeps the registry).
+std::shared_ptr<FSDPUnit> find_unit(const nn::Module* module);
+
+}  // namespace gr::distributed::fsdp

@@ -1,0 +1,208 @@
+// fully_shard (distributed/fsdp/) on 1, 2 and 4 spawned ranks (gloo and shm; mpi/mpi_check.cpp
+// runs fsdp_checks.h on MPI): float64 training equal to DDP with the full optimizer (bitwise
+// where both add in one order) and to one process on the concatenated batch, with uneven
+// shards, several optimizers, gradient accumulation, clipping over the shards and
+// reshard_after_forward off; mixed precision against a hand-made reference; memory held
+// between steps; the errors for bad use; no reference cycles.
+#include <chrono>
+
+#include "distributed/backends/init.h"
+#include "distributed/fsdp/fsdp_unit.h"
+#include "distributed/launch/launcher.h"
+#include "fsdp_checks.h"
+#include "test_util.h"
+
+using namespace gr;
+using namespace gr::distributed;
+using namespace gr::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Contains `part`, or fails naming what was thrown instead.
+template <class F>
+void require_error(F&& f, const std::string& part, const std::string& what) {
+  std::string got = "no error";
+  try {
+    f();
+  } catch (const gr::Error& e) {
+    got = e.what();
+    if (got.find(part) != std::string::npos) return;
+  }
+  GR_ERROR(what, ": expected an error containing \"", part, "\", got: ", got);
+}
+
+}  // namespace
+
+TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm; SGD, Adam, AdamW, Adagrad, RMSprop; uneven shards)") {
+  for (const char* backend : {"gloo", "shm"})
+    for (int world : {1, 2, 4}) {
+      CAPTURE(backend);
+      CAPTURE(world);
+      spawn(world, [world, backend](int rank) {
+        init_process_group(backend);
+        // Two ranks add in one order whatever the collective (a + b == b + a): bitwise. Four
+        // ranks' all-reduce and reduce-scatter add in different orders.
+        const double tol = world <= 2 ? 0.0 : 1e-12;
+        for (FsdpOpt opt : {FsdpOpt::SGD, FsdpOpt::Adam, FsdpOpt::AdamW, FsdpOpt::Adagrad, FsdpOpt::RMSprop})
+          check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = opt}, tol);
+        check_fsdp_equals_ddp<Deep>(rank, world, FsdpCase{.opt = FsdpOpt::AdamW}, tol);
+        destroy_process_group();
+      }, {.timeout = 240s});
+    }
+}
+
+TEST_CASE("fully_shard with gradient accumulation (set_requires_gradient_sync), clipping over the shards and reshard_after_forward off equals DDP") {
+  for (const char* backend : {"gloo", "shm"})
+    for (int world : {2, 4}) {
+      CAPTURE(backend);
+      CAPTURE(world);
+      spawn(world, [world, backend](int rank) {
+        init_process_group(backend);
+        const double tol = world <= 2 ? 0.0 : 1e-12;
+        check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = FsdpOpt::Adam, .micro = 3}, tol);
+        check_fsdp_equals_ddp<Deep>(rank, world, FsdpCase{.opt = FsdpOpt::SGD, .micro = 2, .clip = 0.05}, tol);
+        check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = FsdpOpt::AdamW, .clip = 0.1}, tol);
+        check_fsdp_equals_ddp<Uneven>(
+            rank, world, FsdpCase{.opt = FsdpOpt::Adam, .micro = 2, .reshard_after_forward = false}, tol);
+        destroy_process_group();
+      }, {.timeout = 240s});
+    }
+}
+
+TEST_CASE("fully_shard holds 1/N of the parameters between steps; the shards' layout is torch.chunk's on dim 0") {
+  spawn(4, [](int rank) {
+    init_process_group("gloo");
+    Uneven model;
+    model->to(kFloat64);
+    const int64_t total = param_bytes(*model);
+    auto root = shard_children_then_root(model);
+    // fc1.weight [20, 6]: 5 rows each; fc2.weight [7, 20]: 2, 2, 2, 1 (+1 padding row);
+    // fc3.bias [3]: 1, 1, 1, 0 (+1).
+    const auto shards = root.named_parameters();
+    GR_CHECK(shards.find("fc1.weight")->sizes() == IntArrayRef({5, 6}) &&
+                 shards.find("fc2.weight")->sizes() == IntArrayRef({2, 20}) && shards.find("fc3.bias")->sizes() == IntArrayRef({1}),
+             "rank ", rank, ": shard shapes");
+    int64_t held = 0;
+    for (const Tensor& s : root.parameters()) held += static_cast<int64_t>(s.nbytes());
+    int64_t padded_rows = 0;  // one padding row at most per parameter
+    for (const Tensor& s : root.parameters()) padded_rows += static_cast<int64_t>(s.nbytes()) / std::max<int64_t>(s.size(0), 1);
+    GR_CHECK(held <= total / 4 + padded_rows, "rank ", rank, ": holds ", held, " bytes of shards for ", total,
+             " bytes of parameters");
+    for (const Tensor& p : model->parameters())
+      GR_CHECK(p.storage().nbytes() == 0, "rank ", rank, ": a module parameter holds memory outside forward");
+    destroy_process_group();
+  }, {.timeout = 60s});
+}
+
+TEST_CASE("fully_shard: mixed precision (bfloat16 gather and compute, float32 master shards and reduction)") {
+  for (int world : {1, 2}) {
+    CAPTURE(world);
+    spawn(world, [world](int rank) {
+      init_process_group("gloo");
+      // Reference: float32 master weights; each step a bfloat16 copy computes forward and
+      // backward on this rank's batch, its gradients widened to float32 and averaged.
+      Data data = make_data(3, 4 * world, kFloat32);
+      Uneven master, model, shadow;
+      model->load_state_dict(master->state_dict());
+      auto root = shard_children_then_root(
+          model, fsdp::FullyShardOptions().mp_policy(fsdp::MixedPrecisionPolicy().param_dtype(kBFloat16).reduce_dtype(kFloat32)));
+      shadow->to(kBFloat16);
+      optim::Adam opt_ref(master->parameters(), optim::AdamOptions(1e-2)), opt(root.parameters(), optim::AdamOptions(1e-2));
+      for (int s = 0; s < 3; ++s) {
+        Tensor x = data.x[s].narrow(0, rank * 4, 4).to(kBFloat16), y = data.y[s].narrow(0, rank * 4, 4).to(kBFloat16);
+        {
+          NoGradGuard no_grad;
+          auto src = master->named_parameters();
+          for (auto& [name, p] : shadow->named_parameters()) p.copy_(*src.find(name));
+        }
+        shadow->zero_grad();
+        mse_loss(shadow(x), y).backward();
+        auto grads = shadow->named_parameters();
+        for (auto& [name, p] : master->named_parameters()) {
+          Tensor g = grads.find(name)->grad().to(kFloat32);
+          if (world > 1) {
+            g = g * (1.0 / world);
+            default_group()->allreduce(g)->wait();
+          }
+          p.mutable_grad() = g;
+        }
+        opt_ref.step();
+        opt_ref.zero_grad();
+        Tensor out = model(x);
+        GR_CHECK(out.scalar_type() == kBFloat16, "rank ", rank, ": the unit computed in ", out.scalar_type());
+        mse_loss(out, y).backward();
+        for (const Tensor& p : root.parameters())
+          GR_CHECK(p.scalar_type() == kFloat32 && p.grad().scalar_type() == kFloat32, "rank ", rank, ": master shards in ",
+                   p.scalar_type());
+        opt.step();
+        opt.zero_grad();
+      }
+      unshard_all(*model);
+      // Gathered in bfloat16: the master weights rounded; on one rank the same sums (bitwise).
+      auto want = master->named_parameters();
+      for (const auto& [name, p] : model->named_parameters()) {
+        GR_CHECK(p.scalar_type() == kBFloat16, "rank ", rank, ": ", name, " gathered as ", p.scalar_type());
+        const double d = max_abs_diff(p, want.find(name)->to(kBFloat16));
+        GR_CHECK(d <= (world == 1 ? 0.0 : 1e-2), "rank ", rank, ": ", name, " differs from the reference by ", d);
+      }
+      reshard_all(*model);
+      destroy_process_group();
+    }, {.timeout = 120s});
+  }
+}
+
+TEST_CASE("fully_shard: a unit's parameters read outside its forward, and units that differ between ranks, are clear errors") {
+  spawn(2, [](int rank) {
+    init_process_group("gloo");
+    {
+      Uneven model;
+      model->to(kFloat64);
+      auto root = shard_children_then_root(model);
+      Tensor x = randn({4, 6}, TensorOptions(kFloat64));
+      // Reading a sharded parameter, or a forward that bypasses the holder (no pre-hook).
+      require_error([&] { (void)model->fc1->weight.sum().item<double>(); }, "unit 'fc1'", "reading fc1.weight");
+      require_error([&] { (void)model->fc1->forward(x); }, "hold no memory outside the unit's forward", "fc1->forward");
+      // A second fully_shard on a unit, and a parameter of two units.
+      require_error([&] { fsdp::fully_shard(model->fc1); }, "already a fully_shard unit", "fully_shard twice");
+      // Through the holder it works, and an eval forward reshards everything.
+      NoGradGuard no_grad;
+      Tensor y = model(x);
+      GR_CHECK(y.sizes() == IntArrayRef({4, 3}), "rank ", rank, ": output shape");
+      for (const Tensor& p : model->parameters()) GR_CHECK(p.storage().is_released(), "rank ", rank, ": kept after eval");
+    }
+    // Rank 1 builds another width: every rank fails in fully_shard, naming the unit.
+    struct OtherImpl : ThreeLayerImpl {
+      explicit OtherImpl(int64_t h) : ThreeLayerImpl(h, 7) {}
+    };
+    auto other = std::make_shared<OtherImpl>(rank == 0 ? 20 : 21);
+    require_error([&] { fsdp::fully_shard(other->fc1); }, "differs between ranks", "mismatched units");
+    destroy_process_group();
+  }, {.timeout = 60s});
+}
+
+TEST_CASE("fully_shard: the unit lives as long as its module (no reference cycles through hooks or graphs)") {
+  spawn(1, [](int) {
+    init_process_group("gloo");
+    std::weak_ptr<fsdp::FSDPUnit> root_unit, child_unit;
+    std::weak_ptr<nn::Module> module;
+    Tensor loss;
+    {
+      Uneven model;
+      model->to(kFloat64);
+      auto root = shard_children_then_root(model);
+      root_unit = fsdp::find_unit(model.get());
+      child_unit = fsdp::find_unit(model->fc2.get());
+      module = model.ptr();
+      optim::SGD opt(root.parameters(), optim::SGDOptions(0.1));
+      mse_loss(model(randn({4, 6}, TensorOptions(kFloat64))), randn({4, 3}, TensorOptions(kFloat64))).backward();
+      opt.step();
+      loss = mse_loss(model(randn({4, 6}, TensorOptions(kFloat64))), randn({4, 3}, TensorOptions(kFloat64)));
+    }
+    // A graph that outlives the model holds the units weakly.
+    loss = Tensor();
+    GR_CHECK(module.expired() && root_unit.expired() && child_unit.expired(),
+             "the model or its units outlived every handle (a reference cycle)");
+    destroy_process_group();
+  }, {.timeout = 60s});
+}

@@ -8,6 +8,7 @@
 #include "core/factory.h"
 #include "core/native/copy.h"
 #include "core/native/elementwise.h"
+#include "core/profiler.h"
 #include "distributed/fsdp/fsdp_unit.h"
 
 namespace gr::distributed::fsdp {
@@ -33,8 +34,15 @@ void copy_in(const Tensor& buffer, int64_t S, const Tensor& grad, const FSDPUnit
 void FSDPUnit::pre_backward() {
   if (backward_started_) return;  // one hook per output; the first one gathers
   backward_started_ = true;
-  if (root_) root_->queue_end_of_backward();
-  unshard();
+  if (root_) {
+    root_->queue_end_of_backward();
+    if (!root_->backward_learned_) root_->backward_order_.push_back(this);
+  }
+  // Own gather, the next unit's in backward order (Note [FSDP prefetch]), then wait.
+  issue_gather();
+  if (next_backward_) next_backward_->issue_gather();
+  wait_gather();
+  backward_start_ns_ = profiler::now_ns();
 }
 
 void FSDPUnit::on_gradient_ready(size_t index) {
@@ -48,6 +56,9 @@ void FSDPUnit::on_gradient_ready(size_t index) {
 
 void FSDPUnit::post_backward() {
   reduced_ = true;
+  if (profiler::enabled() && backward_start_ns_)
+    profiler::record("backward " + label(), "fsdp", backward_start_ns_, profiler::now_ns(), "fsdp units");
+  backward_start_ns_ = 0;
   if (sync_ && !params_.empty()) {
     NoGradGuard no_grad;
     const int64_t n = group_->size(), S = shard_elems_;
@@ -63,10 +74,15 @@ void FSDPUnit::post_backward() {
     if (n == 1) {
       reduce_output_ = buffer;
     } else {
+      check_same_unit_everywhere("reduce-scatters");
       reduce_output_ = empty({S}, TensorOptions(reduce_dtype_).device(device_));
       std::vector<Tensor> inputs;
       for (int64_t r = 0; r < n; ++r) inputs.push_back(buffer.narrow(0, r * S, S));
+      reduce_launch_ns_ = profiler::now_ns();
       reduce_work_ = group_->reduce_scatter(reduce_output_, inputs, ReduceOp::Sum);
+      auto done = std::make_shared<int64_t>(0);
+      reduce_done_ns_ = done;
+      reduce_work_->then([done] { *done = profiler::now_ns(); });
       reduce_input_ = buffer;  // alive until the reduce-scatter completes
     }
   }
@@ -75,8 +91,12 @@ void FSDPUnit::post_backward() {
 
 void FSDPUnit::finish_reduce() {
   if (!reduce_output_.defined()) return;
-  if (reduce_work_)
-    wait_for(reduce_work_, *group_, "fully_shard", "the reduce-scatter of unit '" + name_ + "' (" + module_->name() + ")");
+  if (reduce_work_) {
+    wait_for(reduce_work_, *group_, "fully_shard", "the reduce-scatter of unit '" + label() + "' (" + module_->name() + ")");
+    if (profiler::enabled())
+      profiler::record("reduce-scatter " + label(), "comm", reduce_launch_ns_,
+                       reduce_done_ns_ && *reduce_done_ns_ ? *reduce_done_ns_ : profiler::now_ns(), "fsdp reduce-scatter");
+  }
   NoGradGuard no_grad;
   for (Param& p : params_) {
     if (!p.local.requires_grad()) continue;

@@ -1,13 +1,37 @@
-// A unit's unshard (all-gather of every rank's flat shard, copy-out into the parameters'
-// unsharded storage) and reshard (the storage released). See Note [FSDP units].
+// A unit's gathers: the all-gather of every rank's flat shard issued (by the unit's own hook
+// or one unit ahead, Note [FSDP prefetch]), waited for and copied out into the parameters'
+// unsharded storage; the release of that storage; GRADRING_DISTRIBUTED_DEBUG=DETAIL's check
+// that every rank runs the same unit's collective; the trace file. See Note [FSDP units].
 #include <algorithm>
+#include <filesystem>
+#include <sstream>
 
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
 #include "core/native/copy.h"
+#include "core/profiler.h"
+#include "distributed/ddp/control_tensor.h"
 #include "distributed/fsdp/fsdp_unit.h"
 
 namespace gr::distributed::fsdp {
+
+// Note [FSDP prefetch]
+// Gathering a unit's parameters only when its forward (or backward) starts leaves the compute
+// idle for the whole all-gather. FSDP overlaps them: each unit's pre-forward hook first issues
+// its own all-gather (if no earlier hook did), then the all-gather of the unit that comes next
+// in forward, and only then waits for its own; the next unit's gather runs on the backend's
+// threads while this unit computes (FSDP2's implicit forward prefetch of one unit, which on a
+// GPU comes from the CPU running ahead; on CPU backends it has to be explicit). Backward does
+// the same in backward order: the pre-backward hook issues the gather of the unit whose
+// backward comes next. The orders are learned: the forward order from the first forward of
+// the root (the order the pre-forward hooks fired in), the backward order from the first
+// backward (the order the pre-backward hooks fired in), as FSDP learns its backward prefetch
+// order; the first iteration does not prefetch. At most two units are gathered at a time
+// (plus the root, which keeps its parameters from its forward to its backward). Every rank
+// issues the same gathers in the same order, since the orders are the same everywhere when
+// the program is; GRADRING_DISTRIBUTED_DEBUG=DETAIL checks it before every gather and
+// reduce-scatter. A prefetched unit that then does not run is waited for and freed at the end
+// of the forward (without grad) or of the backward.
 
 namespace {
 
@@ -29,36 +53,96 @@ void copy_out(const Tensor& gathered, int64_t S, const Tensor& flat, const FSDPU
 
 }  // namespace
 
-void FSDPUnit::unshard() {
-  if (unsharded_state_) return;
+void FSDPUnit::check_same_unit_everywhere(const char* what) const {
+  if (!detail_ || group_->size() == 1) return;
+  const int64_t n = group_->size();
+  Tensor mine = control_tensor({static_cast<int64_t>(index_)}, device_);
+  Tensor all = control_tensor(std::vector<int64_t>(static_cast<size_t>(n), 0), device_);
+  std::vector<Tensor> outputs;
+  for (int64_t r = 0; r < n; ++r) outputs.push_back(all.narrow(0, r, 1));
+  wait_for(group_->allgather(outputs, mine), *group_, "fully_shard", "the DETAIL check of the unit order");
+  const std::vector<int64_t> got = host_values(all);
+  if (std::all_of(got.begin(), got.end(), [&](int64_t i) { return i == got[0]; })) return;
+  std::ostringstream msg;
+  msg << "fully_shard (GRADRING_DISTRIBUTED_DEBUG=DETAIL): the ranks are about to run different units' collectives: ";
+  const std::vector<FSDPUnit*>& units = root_->units_;
+  for (int64_t r = 0; r < n; ++r) {
+    const size_t i = static_cast<size_t>(got[static_cast<size_t>(r)]);
+    msg << (r ? ", " : "") << "rank " << r << " " << what << " unit '"
+        << (i < units.size() ? units[i]->label() : "?") << "' (#" << i << ")";
+  }
+  msg << ". Every rank must run the same units in the same order (the same model, the same forward and backward).";
+  GR_ERROR(msg.str());
+}
+
+void FSDPUnit::issue_gather() {
+  if (gather_ != Gather::None) return;
   if (params_.empty()) {
-    unsharded_state_ = true;
+    gather_ = Gather::Done;
     return;
   }
   NoGradGuard no_grad;
+  gather_source_ = compute_dtype_ == master_dtype_ ? shard_ : native::to_dtype(shard_, compute_dtype_);
+  gather_issue_ns_ = profiler::now_ns();
+  gather_done_ns_.reset();
   const int64_t n = group_->size(), S = shard_elems_;
-  const Tensor source = compute_dtype_ == master_dtype_ ? shard_ : native::to_dtype(shard_, compute_dtype_);
-  Tensor gathered = source;
   if (n > 1) {
-    gathered = empty({n * S}, TensorOptions(compute_dtype_).device(device_));
+    check_same_unit_everywhere("gathers");
+    gather_buffer_ = empty({n * S}, TensorOptions(compute_dtype_).device(device_));
     std::vector<Tensor> outputs;
-    for (int64_t r = 0; r < n; ++r) outputs.push_back(gathered.narrow(0, r * S, S));
-    wait_for(group_->allgather(outputs, source), *group_, "fully_shard",
-             "the all-gather of unit '" + name_ + "' (" + module_->name() + ")");
+    for (int64_t r = 0; r < n; ++r) outputs.push_back(gather_buffer_.narrow(0, r * S, S));
+    gather_work_ = group_->allgather(outputs, gather_source_);
+    auto done = std::make_shared<int64_t>(0);
+    gather_done_ns_ = done;
+    gather_work_->then([done] { *done = profiler::now_ns(); });
+  } else {
+    gather_buffer_ = gather_source_;  // one rank: its shard is the whole unit
+  }
+  gather_ = Gather::Issued;
+}
+
+void FSDPUnit::wait_gather() {
+  if (gather_ != Gather::Issued) return;
+  NoGradGuard no_grad;
+  {
+    profiler::ScopedEvent span(profiler::enabled() ? "FSDP wait all-gather " + label() : std::string(), "fsdp");
+    if (gather_work_)
+      wait_for(gather_work_, *group_, "fully_shard", "the all-gather of unit '" + label() + "' (" + module_->name() + ")");
   }
   // The gather is not an in-place change autograd should see (Note [FSDP units]).
   const uint32_t version = unsharded_.version();
   unsharded_.reallocate(static_cast<size_t>(unsharded_elems_) * element_size(compute_dtype_));
   const Tensor flat = make_view(params_[0].param, {unsharded_elems_}, {1}, 0);
-  for (const Param& p : params_) copy_out(gathered, S, flat, p);
+  for (const Param& p : params_) copy_out(gather_buffer_, shard_elems_, flat, p);
   unsharded_.set_version(version);
-  unsharded_state_ = true;
+  if (profiler::enabled()) {
+    const int64_t end = gather_done_ns_ && *gather_done_ns_ ? *gather_done_ns_ : profiler::now_ns();
+    profiler::record("all-gather " + label(), "comm", gather_issue_ns_, end, "fsdp all-gather");
+  }
+  gather_work_.reset();
+  gather_source_ = gather_buffer_ = Tensor();
+  gather_ = Gather::Done;
+}
+
+void FSDPUnit::unshard() {
+  issue_gather();
+  wait_gather();
 }
 
 void FSDPUnit::reshard() {
-  if (!unsharded_state_) return;
+  if (gather_ == Gather::Issued) wait_gather();  // a prefetch that was not used: its buffers are in flight
+  if (gather_ != Gather::Done) return;
   if (!params_.empty()) unsharded_.release(released_reason());
-  unsharded_state_ = false;
+  gather_ = Gather::None;
+}
+
+std::string FSDPUnit::write_chrome_trace(const std::string& dir) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  GR_CHECK(!ec, "FSDPModule::write_chrome_trace: cannot create '", dir, "': ", ec.message());
+  const std::string path = (std::filesystem::path(dir) / ("rank" + std::to_string(group_->rank()) + ".json")).string();
+  profiler::write_chrome_trace(path, group_->rank(), "rank " + std::to_string(group_->rank()));
+  return path;
 }
 
 }  // namespace gr::distributed::fsdp

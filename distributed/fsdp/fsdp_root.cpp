@@ -1,8 +1,10 @@
 // The root unit: the lazy init of its tree at the first forward (unit names, the units in
-// order, the INFO log) and the end of each backward (leftover reductions, waits, reshards).
+// order, the INFO log), the orders prefetch learns, and the end of each backward (leftover
+// reductions, waits, reshards).
 #include <cstdio>
 
 #include "autograd/engine.h"
+#include "core/profiler.h"
 #include "distributed/backends/process_group_debug.h"
 #include "distributed/fsdp/fsdp_unit.h"
 
@@ -38,7 +40,7 @@ std::vector<FSDPUnit*> FSDPUnit::name_tree() {
     const std::string prefix = qualified.empty() ? "" : qualified + ".";
     for (Param& p : unit->params_) p.name = prefix + p.local_name;
     // A read of a sharded parameter names it by its new name.
-    if (!unit->unsharded_state_ && !unit->params_.empty()) unit->unsharded_.release(unit->released_reason());
+    if (unit->gather_ == Gather::None && !unit->params_.empty()) unit->unsharded_.release(unit->released_reason());
     tree.push_back(unit.get());
   }
   return tree;
@@ -46,11 +48,19 @@ std::vector<FSDPUnit*> FSDPUnit::name_tree() {
 
 void FSDPUnit::become_root() {
   units_ = name_tree();
-  for (FSDPUnit* unit : units_) {
+  const bool detail = debug_level() == DebugLevel::Detail;
+  for (size_t i = 0; i < units_.size(); ++i) {
+    FSDPUnit* unit = units_[i];
     GR_CHECK(unit->group_ == group_, "fully_shard: unit '", unit->name_, "' is sharded over another process group "
              "than the root; every unit of one model must use the root's group");
     unit->root_ = this;
+    unit->index_ = i;
+    unit->detail_ = detail;
+    unit->next_forward_ = unit->next_backward_ = nullptr;
   }
+  forward_learned_ = backward_learned_ = false;
+  forward_order_.clear();
+  backward_order_.clear();
   if (debug_level() == DebugLevel::Off || group_->rank() != 0) return;
   int64_t total = 0, padded = 0;
   for (const FSDPUnit* u : units_)
@@ -60,7 +70,7 @@ void FSDPUnit::become_root() {
                group_->size());
   for (const FSDPUnit* u : units_)
     std::fprintf(stderr, "[rank %d]   unit '%s' (%s): %zu parameter(s), %lld elements per rank, gathered in %.*s\n",
-                 group_->rank(), u->name_.c_str(), u->module_->name().c_str(), u->params_.size(),
+                 group_->rank(), u->label().c_str(), u->module_->name().c_str(), u->params_.size(),
                  static_cast<long long>(u->shard_elems_), static_cast<int>(dtype_name(u->compute_dtype_).size()),
                  dtype_name(u->compute_dtype_).data());
 }
@@ -75,6 +85,7 @@ void FSDPUnit::queue_end_of_backward() {
 }
 
 void FSDPUnit::end_of_backward() {
+  profiler::ScopedEvent span("FSDP end of backward", "fsdp");
   end_queued_ = false;
   for (FSDPUnit* u : units_)
     if (u->in_graph_ && !u->reduced_) u->post_backward();
@@ -83,6 +94,24 @@ void FSDPUnit::end_of_backward() {
     u->reshard();
     u->reset_backward_state();
   }
+  if (!backward_learned_) learn_backward_order();
+}
+
+// Each unit's successor in the first forward's (backward's) order, by its first appearance.
+void FSDPUnit::learn_forward_order() {
+  forward_learned_ = true;
+  for (size_t i = 0; i + 1 < forward_order_.size(); ++i)
+    if (!forward_order_[i]->next_forward_ && forward_order_[i + 1] != forward_order_[i])
+      forward_order_[i]->next_forward_ = forward_order_[i + 1];
+  forward_order_.clear();
+}
+
+void FSDPUnit::learn_backward_order() {
+  backward_learned_ = true;
+  for (size_t i = 0; i + 1 < backward_order_.size(); ++i)
+    if (!backward_order_[i]->next_backward_ && backward_order_[i + 1] != backward_order_[i])
+      backward_order_[i]->next_backward_ = backward_order_[i + 1];
+  backward_order_.clear();
 }
 
 void FSDPUnit::reset_backward_state() {

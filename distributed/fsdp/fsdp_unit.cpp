@@ -10,6 +10,7 @@
 #include "autograd/node.h"
 #include "core/factory.h"
 #include "core/native/copy.h"
+#include "core/profiler.h"
 #include "distributed/backends/init.h"
 #include "distributed/ddp/control_tensor.h"
 
@@ -87,8 +88,11 @@ void FSDPUnit::check_same_units_everywhere() const {
     shapes = (shapes * 31 + h) % 2147483647;
   }
   const int64_t mine[] = {static_cast<int64_t>(params_.size()), unsharded_elems_, shapes};
-  std::vector<int64_t> both;
-  for (int64_t v : mine) both.insert(both.end(), {v, -v});
+  std::vector<int64_t> both;  // max of v and of -v: every rank equal iff max(v) == -max(-v)
+  for (int64_t v : mine) {
+    both.push_back(v);
+    both.push_back(-v);
+  }
   Tensor t = control_tensor(both, device_);
   wait_for(group_->allreduce(t, ReduceOp::Max), *group_, "fully_shard", "the unit check");
   const std::vector<int64_t> got = host_values(t);
@@ -133,7 +137,7 @@ void FSDPUnit::shard_parameters() {
     impl->dtype = compute_dtype_;
     if (impl->autograd) impl->autograd->grad = Tensor();
   }
-  unsharded_state_ = true;
+  gather_ = Gather::Done;
   reshard();
 }
 
@@ -165,7 +169,12 @@ void FSDPUnit::install_hooks() {
 
 void FSDPUnit::pre_forward() {
   lazy_init();
-  unshard();
+  if (!root_->forward_learned_) root_->forward_order_.push_back(this);
+  // Own gather first, then the next unit's (Note [FSDP prefetch]), then wait for our own.
+  issue_gather();
+  if (next_forward_) next_forward_->issue_gather();
+  wait_gather();
+  forward_start_ns_ = profiler::now_ns();
 }
 
 void FSDPUnit::post_forward(const TensorList& outputs) {
@@ -182,9 +191,15 @@ void FSDPUnit::post_forward(const TensorList& outputs) {
       });
     }
   }
+  if (profiler::enabled()) profiler::record("forward " + label(), "fsdp", forward_start_ns_, profiler::now_ns(), "fsdp units");
   if (backward_follows) in_graph_ = true;
   const bool keep = backward_follows && (root_ == this || !reshard_after_forward_);
   if (!keep) reshard();
+  if (root_ != this) return;
+  if (!forward_learned_) learn_forward_order();
+  // A forward with no backward to come (evaluation) leaves nothing gathered, prefetches included.
+  if (!backward_follows)
+    for (FSDPUnit* u : units_) u->reshard();
 }
 
 }  // namespace gr::distributed::fsdp

@@ -1,7 +1,8 @@
 // FSDPUnit: the state of one fully_shard unit: its sharded layout, this rank's flat shard,
 // the unsharded storage its module's parameters live in, and the hooks that gather, free and
-// reduce. fsdp_unit.cpp: layout and sharding; fsdp_gather.cpp: unshard/reshard;
-// fsdp_backward.cpp: gradients; fsdp_root.cpp: the root's lazy init and end of backward.
+// reduce. fsdp_unit.cpp: layout and sharding; fsdp_gather.cpp: gathers, prefetch and the
+// DETAIL order check; fsdp_backward.cpp: gradients; fsdp_root.cpp: the root's lazy init,
+// learned orders and end of backward.
 #pragma once
 
 #include <cstdint>
@@ -34,11 +35,13 @@ namespace gr::distributed::fsdp {
 // _unsafe_preserve_version_counter), so autograd does not take it for an in-place change.
 //
 // One iteration (Note [FSDP iteration] in fsdp_root.cpp for the root's part):
-//  - pre-forward (the module's forward pre-hook): unshard (gather, wait, copy out);
+//  - pre-forward (the module's forward pre-hook): unshard (gather, wait, copy out), having
+//    issued the next unit's gather first (Note [FSDP prefetch] in fsdp_gather.cpp);
 //  - post-forward (its forward hook): reshard unless reshard_after_forward is off, or this is
 //    the root with a backward to come; a hook on each output's gradient is registered
 //    (grad_fn pre-hooks) for the pre-backward;
-//  - pre-backward (the first of those hooks to fire in a backward): unshard again;
+//  - pre-backward (the first of those hooks to fire in a backward): unshard again (and
+//    prefetch the unit that comes next in backward);
 //  - post-backward (the post-accumulate-grad hook of the unit's last parameter to get its
 //    gradient): copy the gradients into the [N, S] buffer (scaled by 1/N first, as DDP
 //    does), drop the full gradients, launch the reduce-scatter, reshard. With
@@ -100,16 +103,22 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   bool requires_gradient_sync() const { return sync_; }
   void set_requires_gradient_sync(bool on) { sync_ = on; }
   void set_reshard_after_forward(bool on) { reshard_after_forward_ = on; }
-  bool is_unsharded() const { return unsharded_state_; }
+  bool is_unsharded() const { return gather_ == Gather::Done; }
   ScalarType master_dtype() const { return master_dtype_; }  // the shards' dtype (the parameters' own)
   ScalarType compute_dtype() const { return compute_dtype_; }
   ScalarType reduce_dtype() const { return reduce_dtype_; }
   int64_t shard_elems() const { return shard_elems_; }
   const Tensor& flat_shard() const { return shard_; }
 
-  // fsdp_gather.cpp
+  // fsdp_gather.cpp. issue_gather launches the all-gather (a no-op unless sharded);
+  // wait_gather waits for it and copies the parameters out; unshard does both; reshard
+  // releases the parameters (waiting first for a gather in flight).
+  void issue_gather();
+  void wait_gather();
   void unshard();
   void reshard();
+  // Writes this rank's profiler events as `<dir>/rank<r>.json` (FSDPModule::write_chrome_trace).
+  std::string write_chrome_trace(const std::string& dir) const;
 
   // fsdp_root.cpp: finds the root above this unit and initialises its tree once.
   void lazy_init();
@@ -125,6 +134,10 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   // Hooks.
   void pre_forward();
   void post_forward(const TensorList& outputs);
+  // fsdp_gather.cpp: GRADRING_DISTRIBUTED_DEBUG=DETAIL's check that every rank is about to
+  // run the same collective of the same unit (`what`: "gathers", "reduce-scatters").
+  void check_same_unit_everywhere(const char* what) const;
+  std::string label() const { return name_.empty() ? "root" : name_; }
   // fsdp_backward.cpp
   void pre_backward();
   void on_gradient_ready(size_t index);
@@ -132,6 +145,8 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   void finish_reduce();  // waits for the reduce-scatter, adds into the locals' .grad
   // fsdp_root.cpp
   void become_root();
+  void learn_forward_order();   // root: Note [FSDP prefetch]
+  void learn_backward_order();
   void queue_end_of_backward();
   void end_of_backward();
   void reset_backward_state();
@@ -148,11 +163,23 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   int64_t unsharded_elems_ = 0;  // sum of the parameters' sizes
   Tensor shard_;                 // [S], master_dtype_: this rank's shards back to back
   Storage unsharded_;            // the module's parameters' storage (released while sharded)
-  bool unsharded_state_ = false;
+  enum class Gather { None, Issued, Done } gather_ = Gather::Done;  // None: sharded
+  WorkPtr gather_work_;
+  Tensor gather_source_, gather_buffer_;  // alive while the all-gather runs
+  int64_t gather_issue_ns_ = 0;
+  std::shared_ptr<int64_t> gather_done_ns_;
   std::string name_;
   FSDPUnit* parent_ = nullptr;
   FSDPUnit* root_ = nullptr;
   std::vector<FSDPUnit*> units_;  // root only: the tree's units in pre-order, itself first
+  size_t index_ = 0;              // this unit's place in its root's units_
+  bool detail_ = false;           // GRADRING_DISTRIBUTED_DEBUG=DETAIL (read at the root's init)
+  // Note [FSDP prefetch]: the unit whose gather this one's pre-forward / pre-backward issues.
+  FSDPUnit* next_forward_ = nullptr;
+  FSDPUnit* next_backward_ = nullptr;
+  // Root only: the orders of the first forward and backward, until learned.
+  std::vector<FSDPUnit*> forward_order_, backward_order_;
+  bool forward_learned_ = false, backward_learned_ = false;
 
   // Per-backward state.
   bool in_graph_ = false;          // a forward with grad ran since the last backward ended
@@ -163,6 +190,9 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   bool end_queued_ = false;        // root: the end-of-backward callback is queued
   WorkPtr reduce_work_;
   Tensor reduce_input_, reduce_output_;
+  // Trace spans (profiler::now_ns).
+  int64_t forward_start_ns_ = 0, backward_start_ns_ = 0, reduce_launch_ns_ = 0;
+  std::shared_ptr<int64_t> reduce_done_ns_;
 };
 
 // The unit fully_shard made of `module`, or null (fully_shard.cpp keeps the registry).

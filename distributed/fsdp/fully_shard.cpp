@@ -115,6 +115,7 @@ void FSDPModule::unshard() const {
 }
 void FSDPModule::reshard() const { unit().reshard(); }
 bool FSDPModule::is_unsharded() const { return unit().is_unsharded(); }
+std::string FSDPModule::write_chrome_trace(const std::string& dir) const { return unit().write_chrome_trace(dir); }
 
 double clip_grad_norm_(const FSDPModule& root, double max_norm, double norm_type, bool error_if_nonfinite) {
   GR_CHECK(norm_type > 0, "clip_grad_norm_: norm_type must be positive, got ", norm_type);

@@ -3,9 +3,13 @@
 // where both add in one order) and to one process on the concatenated batch, with uneven
 // shards, several optimizers, gradient accumulation, clipping over the shards and
 // reshard_after_forward off; mixed precision against a hand-made reference; memory held
-// between steps; the errors for bad use; no reference cycles.
+// between steps; the errors for bad use; no reference cycles; prefetch seen in the trace and
+// the flight recorder; DETAIL's unit order check.
 #include <chrono>
+#include <filesystem>
+#include <map>
 
+#include "core/profiler.h"
 #include "distributed/backends/init.h"
 #include "distributed/fsdp/fsdp_unit.h"
 #include "distributed/launch/launcher.h"
@@ -203,6 +207,90 @@ TEST_CASE("fully_shard: the unit lives as long as its module (no reference cycle
     loss = Tensor();
     GR_CHECK(module.expired() && root_unit.expired() && child_unit.expired(),
              "the model or its units outlived every handle (a reference cycle)");
+    destroy_process_group();
+  }, {.timeout = 60s});
+}
+
+TEST_CASE("fully_shard prefetches one unit ahead in forward and in backward (learned orders): the trace shows the gathers overlapping compute; the flight recorder has every gather and reduce-scatter") {
+  spawn(2, [](int rank) {
+    init_process_group("gloo");
+    Deep model;
+    model->to(kFloat64);
+    auto root = shard_children_then_root(model);
+    optim::SGD opt(root.parameters(), optim::SGDOptions(0.01));
+    Data data = make_data(3, 8);
+    profiler::reset();
+    profiler::enable();
+    for (int s = 0; s < 3; ++s) {
+      mse_loss(model(data.x[s].narrow(0, rank * 4, 4)), data.y[s].narrow(0, rank * 4, 4)).backward();
+      opt.step();
+      opt.zero_grad();
+    }
+    profiler::enable(false);
+    const std::string path = root.write_chrome_trace(test::temp_path("gradring_fsdp_trace", "r" + std::to_string(rank)));
+    GR_CHECK(std::filesystem::exists(path), "rank ", rank, ": no trace at ", path);
+    // Spans by name (the last occurrence: the third iteration, orders learned).
+    std::map<std::string, std::vector<profiler::Event>> spans;
+    for (const profiler::Event& e : profiler::events()) spans[e.name].push_back(e);
+    auto last = [&](const std::string& name, size_t from_end = 0) -> const profiler::Event& {
+      const auto& v = spans[name];
+      GR_CHECK(v.size() > from_end, "rank ", rank, ": the trace has ", v.size(), " '", name, "' span(s)");
+      return v[v.size() - 1 - from_end];
+    };
+    auto end = [](const profiler::Event& e) { return e.start_ns + e.duration_ns; };
+    // Nine Linear units: each gathered twice per iteration (forward, backward), reduce-scattered once.
+    for (int i = 0; i < 9; ++i) {
+      const std::string unit = "fc" + std::to_string(i);
+      GR_CHECK(spans["all-gather " + unit].size() == 6 && spans["reduce-scatter " + unit].size() == 3 &&
+                   spans["forward " + unit].size() == 3 && spans["backward " + unit].size() == 3,
+               "rank ", rank, ": unit ", unit, "'s spans: ", spans["all-gather " + unit].size(), " gathers, ",
+               spans["reduce-scatter " + unit].size(), " reduce-scatters");
+      GR_CHECK(std::string(last("all-gather " + unit).track) == "fsdp all-gather" &&
+                   std::string(last("reduce-scatter " + unit).track) == "fsdp reduce-scatter" &&
+                   std::string(last("forward " + unit).track) == "fsdp units",
+               "rank ", rank, ": unit ", unit, "'s spans are on the wrong rows");
+    }
+    // Prefetch: in the last iteration fc(i+1)'s forward gather was issued before fc(i)'s
+    // forward computed, and fc(i-1)'s backward gather before fc(i)'s backward.
+    for (int i = 0; i + 1 < 9; ++i) {
+      const std::string a = "fc" + std::to_string(i), b = "fc" + std::to_string(i + 1);
+      GR_CHECK(last("all-gather " + b, 1).start_ns <= last("forward " + a).start_ns, "rank ", rank, ": ", b,
+               "'s forward gather was not issued before ", a, "'s forward");
+      GR_CHECK(last("all-gather " + a).start_ns <= end(last("backward " + b)), "rank ", rank, ": ", a,
+               "'s backward gather was not issued during ", b, "'s backward");
+    }
+    const nlohmann::json flight = nlohmann::json::parse(default_group()->flight_recorder()->to_json());
+    int gathers = 0, scatters = 0;
+    for (const auto& e : flight["entries"]) {
+      gathers += e["op"] == "allgather";
+      scatters += e["op"] == "reduce_scatter";
+    }
+    GR_CHECK(gathers >= 54 && scatters == 27, "rank ", rank, ": the flight recorder holds ", gathers, " all-gathers and ",
+             scatters, " reduce-scatters");
+    destroy_process_group();
+  }, {.timeout = 120s});
+}
+
+TEST_CASE("fully_shard at GRADRING_DISTRIBUTED_DEBUG=DETAIL: ranks running the units in different orders fail naming them") {
+  struct SwapImpl : nn::Module {
+    explicit SwapImpl(bool swap) : swap(swap) {
+      a = register_module("a", nn::Linear(5, 5));
+      b = register_module("b", nn::Linear(5, 5));
+    }
+    Tensor forward(const Tensor& x) { return swap ? a(b(x)) : b(a(x)); }
+    bool swap;
+    nn::Linear a{nullptr}, b{nullptr};
+  };
+  spawn(2, [](int rank) {
+    ::setenv("GRADRING_DISTRIBUTED_DEBUG", "DETAIL", 1);
+    init_process_group("gloo");
+    auto model = std::make_shared<SwapImpl>(rank == 1);
+    fsdp::fully_shard(model->a);
+    fsdp::fully_shard(model->b);
+    nn::ModuleHolder<SwapImpl> holder(model);
+    fsdp::fully_shard(holder);
+    require_error([&] { holder(ones({2, 5})); }, "rank 0 gathers unit 'a' (#1), rank 1 gathers unit 'b' (#2)",
+                  "units in different orders");
     destroy_process_group();
   }, {.timeout = 60s});
 }

@@ -55,6 +55,7 @@
 #include "distributed/ddp/ddp.h"
 #include "distributed/ddp/sync_batch_norm.h"
 #include "distributed/ddp/zero_redundancy_optimizer.h"
+#include "distributed/fsdp/fsdp_checkpoint.h"
 #include "distributed/fsdp/fully_shard.h"
 #include "distributed/launch/launcher.h"
 #include "distributed/store/file_store.h"

@@ -145,9 +145,9 @@ OrderedDict<Tensor> load_bytes(const std::string& bytes, Metadata* metadata, con
   GR_CHECK(header_len <= kMaxHeaderBytes, where, "header length ", header_len, " exceeds the 100 MiB limit");
   GR_CHECK(header_len <= bytes.size() - 8, where, "header length ", header_len, " runs past the end of the file (",
            bytes.size(), " bytes; truncated?)");
-  nlohmann::json header;
+  nlohmann::ordered_json header;  // the header's order: ties in the data offsets (empty tensors) keep it
   try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(header_len));
+    header = nlohmann::ordered_json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(header_len));
   } catch (const nlohmann::json::exception& e) {
     GR_ERROR(where, "the JSON header does not parse: ", e.what());
   }
@@ -171,7 +171,7 @@ OrderedDict<Tensor> load_bytes(const std::string& bytes, Metadata* metadata, con
       }
       continue;
     }
-    const nlohmann::json& e = *it;
+    const nlohmann::ordered_json& e = *it;
     const std::string& name = it.key();
     GR_CHECK(e.is_object() && e.contains("dtype") && e.contains("shape") && e.contains("data_offsets"), where,
              "entry '", name, "' needs dtype, shape and data_offsets");
@@ -202,8 +202,12 @@ OrderedDict<Tensor> load_bytes(const std::string& bytes, Metadata* metadata, con
              entry.end - entry.begin, " bytes but its shape and dtype need ", numel * element_size(entry.dtype));
     entries.push_back(std::move(entry));
   }
-  // The tensors must tile the data section exactly: no overlaps, no gaps.
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+  // The tensors must tile the data section exactly: no overlaps, no gaps. An empty tensor
+  // starts where the next one does: ordered by end too, it comes first, and empty tensors at
+  // one offset keep the header's order (the order they were written in, which a snapshot's
+  // checksum covers).
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   uint64_t expected = 0;
   for (const Entry& e : entries) {
     GR_CHECK(e.begin == expected, where, "entry '", e.name, "' starts at byte ", e.begin, " but ", expected,

@@ -1,9 +1,11 @@
 // bench_ddp: one DDP training step (zero_grad, forward, backward, SGD step) of the reference
 // CNN, ResNet-18 or a GPT preset on synthetic data, in four gradient-communication modes
-// (overlapped buckets, one all-reduce after backward, one per parameter, none) and four sharding
-// modes (zero1, zero2, zero2-fwd: zero2 with gather_in_forward, optimizer-in-backward). Each
-// mode's averaged gradients (or, for the in-backward modes, its parameters) are checked against
-// a hand-made all-reduce; then the
+// (overlapped buckets, one all-reduce after backward, one per parameter, none), four sharding
+// modes (zero1, zero2, zero2-fwd: zero2 with gather_in_forward, optimizer-in-backward) and two
+// fully sharded ones (fsdp: fully_shard units, see apps/common/bench_models.h; fsdp-keep: without
+// resharding after forward). Each mode's averaged gradients (or, for the sharding modes, its
+// parameters after the timed steps) are checked against a hand-made all-reduce (or the overlap
+// mode's); then the
 // modes take turns step by step under the profiler, whose "allreduce bucket k" spans tell how
 // much communication was hidden behind backward. A memory table gives bytes per parameter in
 // each mode, by tensor sizes and from the allocator. Results: docs/benchmarks.md. Run it as
@@ -27,6 +29,7 @@
 
 #include "common/cli.h"
 #include "common/comm_trace.h"
+#include "common/progress.h"
 #include "common/ddp_checks.h"
 #include "common/bench_models.h"
 #include "core/memory_stats.h"
@@ -34,6 +37,8 @@
 #include "distributed/backends/init.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/ddp/zero_redundancy_optimizer.h"
+#include "distributed/fsdp/fsdp_checkpoint.h"
+#include "distributed/fsdp/fully_shard.h"
 
 using namespace gr;
 using namespace gr::distributed;
@@ -73,6 +78,7 @@ DistributedDataParallelOptions mode_options(const std::string& mode, const Optio
 }
 
 bool steps_in_backward(const std::string& mode) { return mode.rfind("zero2", 0) == 0 || mode == "optimizer-in-backward"; }
+bool is_fsdp(const std::string& mode) { return mode.rfind("fsdp", 0) == 0; }
 
 // Bytes of optimizer state tensors ("state.*" entries).
 int64_t state_bytes(const optim::Optimizer& opt) {
@@ -101,42 +107,28 @@ struct ModeResult : apps::CommFigures {  // comm_ms, hidden_ms, hidden_until_wai
   double param_err = -1;  // parameters against the overlap mode's after the timed steps (-1: not checked)
   double param_bytes = 0, grad_bytes = 0, state_bytes = 0;  // per parameter, on this rank, after a step
   double allocated_bytes = 0, peak_bytes = 0;  // the same, from the allocator (see measure_memory)
+  double peak_pgs_bytes = 0;  // peak of parameters + gradients + optimizer state over a step (see measure_memory)
   std::vector<double> step_series;  // each timed step's time on the slowest rank, in order
   bool ranks_agree = true;  // parameters identical on every rank after the timed steps
-};
-
-// Prints a progress line on stderr (rank 0) at most every two seconds.
-class Progress {
- public:
-  explicit Progress(bool on) : on_(on) {}
-  void line(const char* fmt, auto... args) {
-    if (!on_) return;
-    std::fprintf(stderr, "bench_ddp: ");
-    std::fprintf(stderr, fmt, args...);
-    std::fprintf(stderr, "\n");
-    last_ = std::chrono::steady_clock::now();
-  }
-  void tick(const char* fmt, auto... args) {
-    if (on_ && std::chrono::steady_clock::now() - last_ > std::chrono::seconds(2)) line(fmt, args...);
-  }
-
- private:
-  bool on_;
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
 // One mode's model (every mode starts from the same weights), its DDP wrapper and optimizer.
 template <class Impl>
 struct ModeRun {
   ModeRun(std::string mode_, std::shared_ptr<Impl> model_, ProcessGroupPtr pg, const Options& opts)
-      : mode(std::move(mode_)),
-        sync(mode != "none"),
-        model(std::move(model_)),
-        ddp(model, pg, mode_options(mode, opts)) {
+      : mode(std::move(mode_)), sync(mode != "none"), model(std::move(model_)) {
     const auto make = opts.optimizer == "adamw"
                           ? distributed::optimizer_class<optim::AdamW>(optim::AdamWOptions(1e-3))
                           : distributed::optimizer_class<optim::SGD>(optim::SGDOptions(0.01).momentum(0.9));
-    if (steps_in_backward(mode)) ddp.apply_optimizer_in_backward(make);
+    if (is_fsdp(mode)) {  // units bottom-up, then the model; the optimizer on this rank's shards
+      const auto o = distributed::fsdp::FullyShardOptions().group(pg).reshard_after_forward(mode == "fsdp");
+      for (const auto& unit : apps::fsdp_units(*model)) distributed::fsdp::fully_shard(unit, o);
+      sharded = distributed::fsdp::fully_shard(model, o);
+      opt = make({optim::OptimizerParamGroup(sharded->parameters())});
+      return;
+    }
+    ddp = std::make_unique<DistributedDataParallel<Impl>>(model, pg, mode_options(mode, opts));
+    if (steps_in_backward(mode)) ddp->apply_optimizer_in_backward(make);
     else if (mode == "zero1") opt = std::make_unique<distributed::ZeroRedundancyOptimizer>(model->parameters(), make, pg);
     else opt = make({optim::OptimizerParamGroup(model->parameters())});
   }
@@ -146,8 +138,29 @@ struct ModeRun {
     if (auto* zero = dynamic_cast<distributed::ZeroRedundancyOptimizer*>(opt.get())) return zero->state_bytes();
     if (opt) return state_bytes(*opt);
     int64_t bytes = 0;
-    for (const optim::Optimizer* o : ddp.reducer().in_backward_optimizers()) bytes += state_bytes(*o);
+    for (const optim::Optimizer* o : ddp->reducer().in_backward_optimizers()) bytes += state_bytes(*o);
     return bytes;
+  }
+  // Parameter and gradient bytes this rank holds now (fsdp: its shards and their gradients).
+  int64_t parameter_bytes() const {
+    int64_t bytes = 0;
+    for (const Tensor& p : sharded ? sharded->parameters() : model->parameters()) bytes += static_cast<int64_t>(p.nbytes());
+    return bytes;
+  }
+  int64_t gradient_bytes() const {
+    if (ddp) return ddp->reducer().gradient_bytes();
+    int64_t bytes = 0;
+    for (const Tensor& p : sharded->parameters())
+      if (p.grad().defined()) bytes += static_cast<int64_t>(p.grad().nbytes());
+    return bytes;
+  }
+  // The model's parameters as they are now, in registration order (fsdp: gathered; collective).
+  TensorList current_parameters() {
+    if (!sharded) return model->parameters();
+    const OrderedDict<Tensor> full = distributed::fsdp::full_state_dict(*sharded);
+    TensorList out;
+    for (const auto& [name, p] : model->named_parameters()) out.push_back(*full.find(name));
+    return out;
   }
 
   // One training step; `none` runs it inside no_sync (no gradient communication).
@@ -157,8 +170,9 @@ struct ModeRun {
     t.start = profiler::now_ns();
     if (opt) opt->zero_grad();
     std::optional<nn::parallel::DistributedDataParallelBase::NoSyncGuard> no_sync;
-    if (!sync) no_sync.emplace(ddp);
-    Tensor loss = nll_loss(ddp(x), y);
+    if (!sync) no_sync.emplace(*ddp);
+    // fsdp: through the holder, whose forward pre-hook gathers the root unit.
+    Tensor loss = nll_loss(ddp ? (*ddp)(x) : nn::ModuleHolder<Impl>(model)(x), y);
     t.backward_start = profiler::now_ns();
     loss.backward();
     t.backward_end = profiler::now_ns();
@@ -176,7 +190,8 @@ struct ModeRun {
   std::string mode;
   bool sync;
   std::shared_ptr<Impl> model;
-  DistributedDataParallel<Impl> ddp;
+  std::unique_ptr<DistributedDataParallel<Impl>> ddp;  // null in the fsdp modes
+  std::optional<distributed::fsdp::FSDPModule> sharded;  // the root unit of the fsdp modes
   std::unique_ptr<optim::Optimizer> opt;  // null: the step runs in backward
   std::vector<StepTimes> steps;  // the timed ones
 };
@@ -187,9 +202,9 @@ template <class Impl>
 ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& events, ProcessGroup& pg) {
   ModeResult r;
   r.mode = run.mode;
-  run.ddp.wait_for_parameters();  // zero2-fwd: the last step's gathers, before the parameters are read
+  if (run.ddp) run.ddp->wait_for_parameters();  // zero2-fwd: the last step's gathers, before the parameters are read
   static_cast<apps::CommFigures&>(r) = apps::analyse_comm_trace(events, run.steps);
-  r.buckets = run.sync ? run.ddp.reducer().bucket_bytes().size() : 0;
+  r.buckets = run.sync && run.ddp ? run.ddp->reducer().bucket_bytes().size() : 0;
   double backward = 0, cpu = 0, optimizer = 0;
   std::vector<double> step_ms;
   for (const StepTimes& t : run.steps) {
@@ -217,43 +232,62 @@ ModeResult summarise(ModeRun<Impl>& run, const std::vector<profiler::Event>& eve
   r.wait_ms = a[4];
   r.cpu_ms = a[5];
   r.optimizer_ms = a[6];
-  if (run.sync) r.ranks_agree = apps::parameters_agree(run.model->parameters(), pg);
+  if (run.sync) r.ranks_agree = apps::parameters_agree(run.current_parameters(), pg);
   return r;
 }
 
 // Bytes per parameter the CPU allocator holds for a fresh run of `mode` alone (model, DDP,
 // optimizer) after two steps, and its peak over them (activations included): the allocator's
 // statistics (core/memory_stats.h), not tensor sizes. Every rank calls it (DDP broadcasts).
+// The third figure is the peak of parameters + gradients + optimizer state over the second
+// step by tensor sizes: for fsdp the shards, their gradients and the state plus the most that
+// fully_shard held at once besides them (gathered parameters, full gradients before their
+// reduce-scatter, communication buffers: fsdp::memory_stats); for the other modes what they
+// hold after the step (their parameters, gradients and state persist between steps).
+struct MemoryFigures {
+  double allocated = 0, peak = 0, peak_pgs = 0;
+};
 template <class Impl>
-std::pair<double, double> measure_memory(const std::string& mode, const std::function<std::shared_ptr<Impl>()>& make,
-                                         ProcessGroupPtr pg, const Options& o, const Tensor& x, const Tensor& y,
-                                         double numel) {
+MemoryFigures measure_memory(const std::string& mode, const std::function<std::shared_ptr<Impl>()>& make,
+                             ProcessGroupPtr pg, const Options& o, const Tensor& x, const Tensor& y, double numel) {
   pg->barrier()->wait();
   const int64_t before = cpu_memory_stats().allocated_bytes;
   reset_cpu_peak_memory_stats();
   ModeRun<Impl> run(mode, make(), pg, o);
-  for (int s = 0; s < 2; ++s) run.step(x, y);  // the optimizer state exists after the first
+  run.step(x, y);  // the optimizer state exists after the first step
+  distributed::fsdp::reset_peak_memory_stats();
+  const int64_t baseline = distributed::fsdp::memory_stats().gathered_bytes;  // other modes' units: none gathered
+  run.step(x, y);
   const CpuMemoryStats after = cpu_memory_stats();
-  return {(after.allocated_bytes - before) / numel, (after.peak_allocated_bytes - before) / numel};
+  const double held = static_cast<double>(run.parameter_bytes() + run.gradient_bytes() + run.optimizer_state_bytes());
+  const double transient =
+      run.sharded ? static_cast<double>(distributed::fsdp::memory_stats().peak_gathered_bytes - baseline) : 0;
+  return {(after.allocated_bytes - before) / numel, (after.peak_allocated_bytes - before) / numel,
+          (held + transient) / numel};
 }
 
 // Bytes per parameter held on rank 0 after a step: by tensor sizes (the parameters, the
 // gradients DDP keeps (.grad and the bucket buffers, or the shards), the optimizer state),
-// the allocator's count and peak (measure_memory), and the ZeRO paper's formula for float32
-// and K bytes of optimizer state per parameter (4 for SGD with momentum, 8 for AdamW): DDP 4 + 4 + K, ZeRO-1
-// 4 + 4 + K/N, ZeRO-2 4 + (4 + K)/N. DDP here keeps the gradients twice (.grad and the
-// bucket; gradient_as_bucket_view saves one).
+// the peak of the three over a step (measure_memory), the allocator's count and peak, and the
+// ZeRO paper's formula for float32 and K bytes of optimizer state per parameter (4 for SGD
+// with momentum, 8 for AdamW): DDP 4 + 4 + K, ZeRO-1 4 + 4 + K/N, ZeRO-2 4 + (4 + K)/N,
+// ZeRO-3 (fsdp) (4 + 4 + K)/N, to which fsdp adds the units gathered at once. DDP here keeps
+// the gradients twice (.grad and the bucket; gradient_as_bucket_view saves one).
 void print_memory(const std::vector<ModeResult>& results, int world, const std::string& optimizer) {
   const double n = world, k = optimizer == "adamw" ? 8 : 4;
   std::printf("# memory on rank 0, bytes per parameter (float32, %s: K = %g), %d rank(s)\n",
               optimizer == "adamw" ? "AdamW" : "SGD momentum", k, world);
-  std::printf("# %-22s %7s %7s %7s %7s %10s %8s %8s\n", "mode", "params", "grads", "state", "total", "allocator",
-              "peak", "paper");
+  std::printf("# %-22s %7s %7s %7s %7s %9s %10s %8s %8s\n", "mode", "params", "grads", "state", "total", "p+g+s pk",
+              "allocator", "peak", "paper");
   for (const ModeResult& r : results) {
     if (r.mode == "none") continue;
-    const double paper = r.mode == "zero1" ? 4 + 4 + k / n : r.mode.rfind("zero2", 0) == 0 ? 4 + (4 + k) / n : 4 + 4 + k;
-    std::printf("  %-22s %7.2f %7.2f %7.2f %7.2f %10.2f %8.2f %8.2f\n", r.mode.c_str(), r.param_bytes, r.grad_bytes,
-                r.state_bytes, r.param_bytes + r.grad_bytes + r.state_bytes, r.allocated_bytes, r.peak_bytes, paper);
+    const double paper = r.mode == "zero1"                 ? 4 + 4 + k / n
+                         : r.mode.rfind("zero2", 0) == 0 ? 4 + (4 + k) / n
+                         : is_fsdp(r.mode)               ? (4 + 4 + k) / n
+                                                         : 4 + 4 + k;
+    std::printf("  %-22s %7.2f %7.2f %7.2f %7.2f %9.2f %10.2f %8.2f %8.2f\n", r.mode.c_str(), r.param_bytes, r.grad_bytes,
+                r.state_bytes, r.param_bytes + r.grad_bytes + r.state_bytes, r.peak_pgs_bytes, r.allocated_bytes,
+                r.peak_bytes, paper);
   }
 }
 
@@ -267,7 +301,7 @@ const ModeResult* find_mode(const std::vector<ModeResult>& rs, const std::string
 // The modes take turns step by step, so a change in the machine's load hits all of them.
 template <class Impl>
 nlohmann::json bench_model(const std::string& name, const std::function<std::shared_ptr<Impl>()>& make,
-                           const apps::BenchBatch& batch, ProcessGroupPtr pg, const Options& o, Progress& progress,
+                           const apps::BenchBatch& batch, ProcessGroupPtr pg, const Options& o, apps::ProgressLines& progress,
                            bool& failed) {
   const Tensor &x = batch.x, &y = batch.y;
   std::vector<std::unique_ptr<ModeRun<Impl>>> runs;
@@ -277,8 +311,8 @@ nlohmann::json bench_model(const std::string& name, const std::function<std::sha
     runs.push_back(std::make_unique<ModeRun<Impl>>(mode, make(), pg, o));
     ModeRun<Impl>& run = *runs.back();
     progress.line("%s %s: checking DDP's gradients", name.c_str(), mode.c_str());
-    const bool checkable = run.sync && run.opt;
-    grad_err.push_back(checkable ? apps::check_gradients(run.ddp, run.model, *run.opt, *pg, x, y) : -1);
+    const bool checkable = run.sync && run.opt && run.ddp;
+    grad_err.push_back(checkable ? apps::check_gradients(*run.ddp, run.model, *run.opt, *pg, x, y) : -1);
   }
   int64_t numel = 0, tensors = 0;
   for (const Tensor& p : runs.front()->model->parameters()) {
@@ -316,10 +350,10 @@ nlohmann::json bench_model(const std::string& name, const std::function<std::sha
     ModeResult& r = results.back();
     r.grad_err = grad_err[i];
     // The sharding modes ran the same steps from the same weights as the overlap mode.
-    const bool sharding = runs[i]->mode == "zero1" || steps_in_backward(runs[i]->mode);
+    const bool sharding = runs[i]->mode == "zero1" || steps_in_backward(runs[i]->mode) || is_fsdp(runs[i]->mode);
     if (reference && sharding) {
       double worst = 0;
-      const TensorList got = runs[i]->model->parameters(), want = reference->model->parameters();
+      const TensorList got = runs[i]->current_parameters(), want = reference->model->parameters();
       for (size_t k = 0; k < got.size(); ++k)
         worst = std::max(worst, (got[k] - want[k]).abs().max().item<double>() / (want[k].abs().max().item<double>() + 1e-12));
       Tensor t = scalar_tensor(worst, kFloat64);
@@ -327,18 +361,21 @@ nlohmann::json bench_model(const std::string& name, const std::function<std::sha
       r.param_err = t.item<double>();
     }
     const double n = static_cast<double>(numel);
-    int64_t pbytes = 0;
-    for (const Tensor& p : runs[i]->model->parameters()) pbytes += static_cast<int64_t>(p.nbytes());
-    r.param_bytes = static_cast<double>(pbytes) / n;
-    r.grad_bytes = static_cast<double>(runs[i]->ddp.reducer().gradient_bytes()) / n;
+    r.param_bytes = static_cast<double>(runs[i]->parameter_bytes()) / n;
+    r.grad_bytes = static_cast<double>(runs[i]->gradient_bytes()) / n;
     r.state_bytes = static_cast<double>(runs[i]->optimizer_state_bytes()) / n;
-    if (r.mode != "none") std::tie(r.allocated_bytes, r.peak_bytes) = measure_memory<Impl>(r.mode, make, pg, o, x, y, n);
+    if (r.mode != "none") {
+      const MemoryFigures m = measure_memory<Impl>(r.mode, make, pg, o, x, y, n);
+      r.allocated_bytes = m.allocated;
+      r.peak_bytes = m.peak;
+      r.peak_pgs_bytes = m.peak_pgs;
+    }
   }
   // A separate trace of a few steps of the overlap mode (and of each sharding mode) alone, for
   // reading in chrome://tracing or Perfetto.
   if (!o.trace_dir.empty())
     for (auto& run : runs)
-      if (run->mode == "overlap" || run->mode == "zero1" || steps_in_backward(run->mode)) {
+      if (run->mode == "overlap" || run->mode == "zero1" || steps_in_backward(run->mode) || is_fsdp(run->mode)) {
         pg->barrier()->wait();
         profiler::enable();
         for (int s = 0; s < 3; ++s) {
@@ -390,7 +427,8 @@ nlohmann::json bench_model(const std::string& name, const std::function<std::sha
                      {"grad_max_rel_err", r.grad_err}, {"param_max_rel_err_vs_overlap", r.param_err},
                      {"ranks_agree", r.ranks_agree},
                      {"bytes_per_parameter", {{"parameters", r.param_bytes}, {"gradients", r.grad_bytes},
-                                              {"optimizer_state", r.state_bytes}, {"allocator", r.allocated_bytes},
+                                              {"optimizer_state", r.state_bytes}, {"peak_params_grads_state", r.peak_pgs_bytes},
+                                              {"allocator", r.allocated_bytes},
                                               {"allocator_peak", r.peak_bytes}}}});
   }
   if (print) print_memory(results, pg->size(), o.optimizer);
@@ -457,7 +495,7 @@ int run(const Options& o) {
                                    : o.conv_algorithm == "dense"    ? Conv2dCpuAlgorithm::kDense
                                                                     : Conv2dCpuAlgorithm::kAuto);
   if (!o.trace_dir.empty()) std::filesystem::create_directories(o.trace_dir);
-  Progress progress(pg->rank() == 0);
+  apps::ProgressLines progress("bench_ddp", pg->rank() == 0);
   if (pg->rank() == 0 && !o.json) {
     std::printf("# gradring bench_ddp: %d ranks (%s), %d thread(s) per rank, %d timed steps (+%d warm-up) per mode, "
                 "modes taking turns, %s, synthetic data, conv2d %s, "
@@ -507,10 +545,12 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"reference", "resnet18", "gpt-tiny", "gpt-small"}));
   app.add_option("--modes", o.modes,
-                 "overlap, after-backward, per-parameter, none, zero1, zero2, zero2-fwd, optimizer-in-backward (comma-separated)")
+                 "overlap, after-backward, per-parameter, none, zero1, zero2, zero2-fwd, optimizer-in-backward, fsdp, "
+                 "fsdp-keep (comma-separated)")
       ->delimiter(',')
       ->capture_default_str()
-      ->check(CLI::IsMember({"overlap", "after-backward", "per-parameter", "none", "zero1", "zero2", "zero2-fwd", "optimizer-in-backward"}));
+      ->check(CLI::IsMember({"overlap", "after-backward", "per-parameter", "none", "zero1", "zero2", "zero2-fwd",
+                             "optimizer-in-backward", "fsdp", "fsdp-keep"}));
   app.add_option("--batch-size", o.batch_size, "images (sequences) per rank and step (default: 64 reference, 32 resnet18, 12 gpt-tiny, 8 gpt-small)")
       ->check(apps::positive());
   app.add_option("--image-size", o.image_size, "ResNet-18 input height and width")

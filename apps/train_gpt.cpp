@@ -1,6 +1,7 @@
 // train_gpt: trains a GPT on a text file of bytes (by default the works of Shakespeare) and
-// reports loss, validation loss, tokens/s and MFU; on one process, or data-parallel (DDP) on
-// every rank that gradring-run or mpirun starts; --generate samples from a checkpoint. See
+// reports loss, validation loss, tokens/s and MFU; on one process, or data-parallel (DDP, or
+// fully sharded with --fsdp) on every rank that gradring-run or mpirun starts; --generate
+// samples from a checkpoint. See
 // README.md ("Apps") for the command line and bench/gpt_torch.py for the PyTorch peer.
 #include <sys/resource.h>
 
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <gradring/gradring.h>
 #include <nlohmann/json.hpp>
 
@@ -25,12 +27,15 @@
 #include "data/datasets/tokens.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/ddp/zero_redundancy_optimizer.h"
+#include "distributed/fsdp/fsdp_checkpoint.h"
+#include "distributed/fsdp/fully_shard.h"
 #include "nn/snapshot.h"
 
 using namespace gr;
 using apps::Job;
 using Clock = std::chrono::steady_clock;
 namespace ds = gr::data::datasets;
+namespace fsdp = gr::distributed::fsdp;
 
 namespace {
 
@@ -48,6 +53,7 @@ struct Options {
   std::string snapshot, save, load, curve, profile;
   int64_t save_every = 0;
   int zero = 0;  // 1: ZeRO-1 (the AdamW state sharded over the ranks)
+  bool fsdp = false;  // fully_shard: every block a unit, then the model
   int64_t sample = 200;
   double temperature = 0.8;
   int64_t top_k = 40;
@@ -116,6 +122,16 @@ void check_same_step(const Job& job, int64_t step) {
            "); every rank must resume from its own snapshot of the same step");
 }
 
+// --fsdp: every transformer block a fully_shard unit, then the model (the embeddings and the
+// final LayerNorm: the root unit).
+fsdp::FSDPModule shard_model(apps::GPT& model, const Job& job) {
+  GR_CHECK(job.distributed(), "--fsdp shards the model over the ranks: start train_gpt under gradring-run or mpirun "
+                              "(--nproc-per-node 1 works too)");
+  const auto options = fsdp::FullyShardOptions().group(job.group);
+  for (const auto& block : model->blocks->children()) fsdp::fully_shard(block, options);
+  return fsdp::fully_shard(model, options);
+}
+
 double peak_rss_mb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -146,7 +162,9 @@ autocast::AutocastGuard mixed_precision(const Options& o, const Job& job) {
 }
 
 // Mean loss over the first `windows` validation windows, split over the ranks (rank r takes
-// r, r + R, ...), so the figure does not depend on the world size.
+// r, r + R, ...), so the figure does not depend on the world size. With --fsdp every forward
+// is collective (the units' gathers): a rank with fewer batches runs extra forwards on its
+// first window and counts nothing from them.
 double evaluate(const Options& o, const Job& job, apps::GPT& model, ds::TokenDataset& val, int64_t windows,
                 int64_t batch) {
   NoGradGuard no_grad;
@@ -155,7 +173,17 @@ double evaluate(const Options& o, const Job& job, apps::GPT& model, ds::TokenDat
   double sum = 0, count = 0;
   std::vector<int64_t> mine;
   for (int64_t i = job.rank; i < std::min<int64_t>(windows, static_cast<int64_t>(*val.size())); i += job.world) mine.push_back(i);
-  for (size_t i = 0; i < mine.size(); i += static_cast<size_t>(batch)) {
+  const int64_t available = std::min<int64_t>(windows, static_cast<int64_t>(*val.size()));
+  const int64_t most = (available + job.world - 1) / job.world;  // rank 0's share, the largest
+  const int64_t share = o.fsdp ? most : static_cast<int64_t>(mine.size());
+  const size_t batches = static_cast<size_t>((share + batch - 1) / batch);
+  for (size_t k = 0; k < batches; ++k) {
+    const size_t i = k * static_cast<size_t>(batch);
+    if (i >= mine.size()) {  // --fsdp: this rank's windows are done, the others' are not
+      auto b = batch_of(val, {0}, job.device);
+      model(b.data);
+      continue;
+    }
     const std::vector<int64_t> rows(mine.begin() + static_cast<std::ptrdiff_t>(i),
                                     mine.begin() + static_cast<std::ptrdiff_t>(std::min(mine.size(), i + static_cast<size_t>(batch))));
     auto b = batch_of(val, rows, job.device);
@@ -191,6 +219,7 @@ int run(const Options& o, Job& job) {
   if (o.generate) return generate(o, job);
   GR_CHECK(o.dtype != "bf16" || job.device.is_cpu(), "--dtype bf16 is CPU autocast; on ", job.device,
            " train in float32 (autocast on CUDA is not implemented yet)");
+  GR_CHECK(!o.fsdp || o.zero == 0, "--fsdp shards the AdamW state itself: drop --zero 1");
   manual_seed(o.seed);
   const apps::GPTConfig config = config_of(o);
   const int64_t B = batch_size_of(o), T = config.block;
@@ -205,9 +234,13 @@ int run(const Options& o, Job& job) {
   if (!o.load.empty()) load_weights(model, o.load);
   model->to(job.device);
   std::unique_ptr<nn::parallel::DistributedDataParallel<apps::GPTImpl>> ddp;
-  if (job.distributed()) ddp = std::make_unique<nn::parallel::DistributedDataParallel<apps::GPTImpl>>(model, job.group);
+  std::optional<fsdp::FSDPModule> sharded;
+  if (o.fsdp) sharded = shard_model(model, job);
+  else if (job.distributed()) ddp = std::make_unique<nn::parallel::DistributedDataParallel<apps::GPTImpl>>(model, job.group);
   auto forward = [&](const Tensor& x) { return ddp ? ddp->forward(x) : model(x); };
-  std::unique_ptr<optim::Optimizer> optimizer = apps::make_gpt_optimizer(model, o.lr, o.weight_decay);
+  // With --fsdp the optimizer steps this rank's shards (the same two groups: they keep their dims).
+  std::unique_ptr<optim::Optimizer> optimizer =
+      apps::make_gpt_optimizer(sharded ? sharded->parameters() : model->parameters(), o.lr, o.weight_decay);
   auto* zero = o.zero == 1 ? shard_optimizer(optimizer, job) : nullptr;
   std::vector<Tensor> params = model->parameters();
 
@@ -215,10 +248,17 @@ int run(const Options& o, Job& job) {
   // epoch k / E (E micro-batches per epoch), a function of k alone, and the dropout masks
   // come from the default generator the snapshot holds: resuming at step s repeats exactly
   // what the uninterrupted run would have done. With --zero 1 every rank keeps its own
-  // snapshot (FILE.rank<r>: the weights and its shard of the optimizer state).
+  // snapshot (FILE.rank<r>: the weights and its shard of the optimizer state). With --fsdp the
+  // snapshot is a checkpoint folder (Note [FSDP checkpoints]), which loads on any world size.
   const std::string snapshot_path = zero ? o.snapshot + ".rank" + std::to_string(job.rank) : o.snapshot;
   int64_t step = 0;
-  if (!o.snapshot.empty() && std::filesystem::exists(snapshot_path)) {
+  if (sharded && !o.snapshot.empty() && std::filesystem::exists(o.snapshot + "/index.json")) {
+    const Snapshot s = fsdp::load_checkpoint(o.snapshot, *sharded, optimizer.get());
+    step = s.global_step;
+    if (job.leader() && !o.json)
+      std::printf("resuming from %s at step %lld (saved on %lld ranks)\n", o.snapshot.c_str(), static_cast<long long>(step),
+                  static_cast<long long>(s.world_size));
+  } else if (!sharded && !o.snapshot.empty() && std::filesystem::exists(snapshot_path)) {
     Snapshot s = load_snapshot(snapshot_path, job.world);
     restore_snapshot(s, *model, optimizer.get());
     step = s.global_step;
@@ -226,7 +266,15 @@ int run(const Options& o, Job& job) {
   }
   if (zero) check_same_step(job, step);
   auto save_snapshot_now = [&](int64_t steps_done) {
-    if (o.snapshot.empty() || (!job.leader() && !zero)) return;
+    if (o.snapshot.empty()) return;
+    if (sharded) {  // collective: every rank writes its file, rank 0 the index
+      Snapshot position;
+      position.global_step = steps_done;
+      position.user["seed"] = std::to_string(o.seed);
+      fsdp::save_checkpoint(o.snapshot, *sharded, optimizer.get(), position);
+      return;
+    }
+    if (!job.leader() && !zero) return;
     Snapshot s = capture_snapshot(*model, zero ? nullptr : optimizer.get());
     if (zero) s.optimizer = zero->local_state_dict();
     s.global_step = steps_done;
@@ -281,6 +329,7 @@ int run(const Options& o, Job& job) {
         profiler::ScopedEvent span("batch");
         return batch_of(train, rows, job.device);
       }();
+      if (sharded) sharded->set_requires_gradient_sync(k + 1 == o.grad_accum);  // FSDP's no_sync
       auto micro_step = [&] {
         Tensor loss;
         {
@@ -303,7 +352,8 @@ int run(const Options& o, Job& job) {
     }
     if (o.clip > 0) {
       profiler::ScopedEvent span("clip_grad_norm_");
-      nn::utils::clip_grad_norm_(params, o.clip);
+      if (sharded) fsdp::clip_grad_norm_(*sharded, o.clip);
+      else nn::utils::clip_grad_norm_(params, o.clip);
     }
     {
       profiler::ScopedEvent span("optimizer.step");
@@ -354,10 +404,23 @@ int run(const Options& o, Job& job) {
       if (!o.json) std::printf("profile (training steps, rank 0):\n%s(trace written to %s)\n", profiler::table().c_str(), o.profile.c_str());
     }
   }
-  if (!o.save.empty() && job.leader()) save(model, o.save);
+  // --fsdp: the weights gathered (collective) into a plain model on rank 0, to save and sample.
+  apps::GPT whole = model;
+  if (sharded && (!o.save.empty() || o.sample > 0)) {
+    const OrderedDict<Tensor> state = fsdp::full_state_dict(*sharded);
+    if (job.leader()) {
+      const GeneratorState rng = default_generator().state();  // the sample draws as without --fsdp
+      whole = apps::GPT(config);
+      default_generator().set_state(rng);
+      whole->to(state.find("wte.weight")->scalar_type());
+      whole->load_state_dict(state);
+      whole->to(job.device);
+    }
+  }
+  if (!o.save.empty() && job.leader()) save(whole, o.save);
   const double tps = timed_seconds > 0 ? static_cast<double>(timed_tokens) / timed_seconds : 0;
   std::string text;
-  if (o.sample > 0 && job.leader()) text = apps::sample_text(model, o.prompt, o.sample, o.temperature, o.top_k);
+  if (o.sample > 0 && job.leader()) text = apps::sample_text(whole, o.prompt, o.sample, o.temperature, o.top_k);
   if (!job.leader()) return 0;
   if (o.json) {
     nlohmann::json j = {{"steps", o.steps},           {"world_size", job.world},     {"tokens_per_sec", tps},
@@ -411,6 +474,9 @@ int main(int argc, char** argv) {
   app.add_option("--zero", o.zero, "1: ZeRO-1, the AdamW state sharded over the ranks (ZeroRedundancyOptimizer); snapshots are then one file per rank, FILE.rank<r>")
       ->capture_default_str()
       ->check(CLI::IsMember({0, 1}));
+  app.add_flag("--fsdp", o.fsdp, "fully sharded data parallel: every transformer block, then the model, a fully_shard unit "
+               "(parameters, gradients and AdamW state sharded over the ranks); --snapshot is then a checkpoint folder "
+               "(a file per rank and index.json) that resumes on any number of ranks");
   app.add_option("--profile", o.profile, "profile the training steps: print a per-op table and write a Chrome trace here (rank 0's)");
   app.add_option("--curve", o.curve, "append step,train_loss,val_loss lines to this CSV file (rank 0)");
   app.add_option("--sample", o.sample, "bytes of text to sample at the end (0: none)")->capture_default_str()->check(apps::non_negative());

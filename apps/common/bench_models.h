@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpt.h"
 #include "reference_cnn.h"
@@ -56,6 +57,22 @@ auto with_bench_model(const std::string& name, int64_t batch_size, int64_t image
   std::function<std::shared_ptr<GPTLogProbsImpl>()> make = [c] { return GPTLogProbs(c).ptr(); };
   return fn(make, BenchBatch{randint(0, c.vocab, {b, c.block}, kInt64, &gen),
                              randint(0, c.vocab, {b * c.block}, kInt64, &gen), std::to_string(c.block) + " tokens"});
+}
+
+// The modules bench_ddp's fsdp modes make fully_shard units of, bottom-up: every transformer
+// block, then the GPT (train_gpt --fsdp's units); every ResNet-18 BasicBlock; none for the
+// reference CNN, whose forward calls its layers as conv1->forward(x), bypassing their forward
+// pre-hooks. The caller makes the model itself the root unit last.
+inline std::vector<std::shared_ptr<nn::Module>> fsdp_units(nn::Module& model) {
+  std::vector<std::shared_ptr<nn::Module>> units;
+  if (auto* g = model.as<GPTLogProbs>()) {
+    for (const auto& block : g->gpt->blocks->children()) units.push_back(block);
+    units.push_back(g->gpt.ptr());
+    return units;
+  }
+  for (const auto& m : model.modules(/*include_self=*/false))
+    if (m->as<BasicBlock>() != nullptr) units.push_back(m);
+  return units;
 }
 
 }  // namespace gr::apps

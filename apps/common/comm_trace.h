@@ -45,10 +45,13 @@ inline int64_t covered(std::vector<std::pair<int64_t, int64_t>> spans, int64_t l
 // Backward computes gradients until the last bucket is launched (its last gradient just became
 // ready); after that only the launching hook and the DDP wait remain, so "hidden" counts
 // communication in flight between backward's start and that launch (or the DDP wait, if earlier).
+// A fully_shard step communicates in forward too: its "hidden" is the communication time not
+// spent blocked in its waits ("FSDP wait all-gather ...", "FSDP end of backward"), which
+// count as its wait.
 inline CommFigures analyse_comm_trace(const std::vector<profiler::Event>& events, const std::vector<StepTimes>& steps) {
   int64_t comm = 0, hidden = 0, hidden_until_wait = 0, wait = 0;
   for (const StepTimes& s : steps) {
-    std::vector<std::pair<int64_t, int64_t>> spans;
+    std::vector<std::pair<int64_t, int64_t>> spans, fsdp_waits;
     int64_t wait_start = s.backward_end, last_launch = s.backward_start;
     for (const profiler::Event& e : events) {
       const int64_t b = e.start_ns, end = e.start_ns + e.duration_ns;
@@ -61,8 +64,17 @@ inline CommFigures analyse_comm_trace(const std::vector<profiler::Event>& events
         wait_start = b;
         wait += e.duration_ns;
       }
+      if (e.name.rfind("FSDP wait", 0) == 0 || e.name == "FSDP end of backward") fsdp_waits.emplace_back(b, end);
     }
-    comm += covered(spans, s.start, s.end);
+    const int64_t step_comm = covered(spans, s.start, s.end);
+    comm += step_comm;
+    if (!fsdp_waits.empty()) {
+      const int64_t waited = covered(fsdp_waits, s.start, s.end);
+      wait += waited;
+      hidden += std::max<int64_t>(0, step_comm - waited);
+      hidden_until_wait += std::max<int64_t>(0, step_comm - waited);
+      continue;
+    }
     hidden += covered(spans, s.backward_start, std::min(wait_start, last_launch));
     hidden_until_wait += covered(spans, s.backward_start, wait_start);
   }

@@ -150,9 +150,10 @@ GR_MODULE(GPT);
 
 // AdamW (betas 0.9, 0.95) with weight decay on the matrices only: biases and LayerNorm gains
 // and shifts are not pulled towards zero. Two param groups, as bench/gpt_torch.py's.
-inline std::unique_ptr<optim::AdamW> make_gpt_optimizer(GPT& model, double lr, double weight_decay) {
+inline std::unique_ptr<optim::AdamW> make_gpt_optimizer(const std::vector<Tensor>& params, double lr,
+                                                       double weight_decay) {
   std::vector<Tensor> decay, other;
-  for (const Tensor& p : model->parameters()) (p.dim() >= 2 ? decay : other).push_back(p);
+  for (const Tensor& p : params) (p.dim() >= 2 ? decay : other).push_back(p);
   auto options = [&](double wd) {
     return std::make_unique<optim::AdamWOptions>(optim::AdamWOptions(lr).betas({0.9, 0.95}).weight_decay(wd));
   };
@@ -160,6 +161,9 @@ inline std::unique_ptr<optim::AdamW> make_gpt_optimizer(GPT& model, double lr, d
   groups.emplace_back(decay, options(weight_decay));
   groups.emplace_back(other, options(0.0));
   return std::make_unique<optim::AdamW>(std::move(groups), optim::AdamWOptions(lr).betas({0.9, 0.95}));
+}
+inline std::unique_ptr<optim::AdamW> make_gpt_optimizer(GPT& model, double lr, double weight_decay) {
+  return make_gpt_optimizer(model->parameters(), lr, weight_decay);
 }
 
 // The learning rate of step `step` (from 0): a linear warmup over `warmup` steps, then a

@@ -1,7 +1,8 @@
 // A one-line progress bar for terminals ("epoch 1/5 [####....] 312/938 loss 0.41 1840 img/s"),
 // redrawn at most ten times a second. When stdout is not a terminal (a pipe, or gradring-run
 // forwarding a rank's lines) it is silent, or with `plain_interval` > 0 prints a plain line
-// ("epoch 1/5 312/938 loss 0.41 1840 img/s") at most that often.
+// ("epoch 1/5 312/938 loss 0.41 1840 img/s") at most that often. ProgressLines: a benchmark's
+// stages as lines on stderr.
 #pragma once
 
 #include <unistd.h>
@@ -59,6 +60,28 @@ class ProgressBar {
   std::chrono::milliseconds plain_interval_;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point last_;
+};
+
+// "<prefix>: <text>" lines on stderr while a benchmark runs (when `on`: rank 0): line()
+// always, tick() at most every two seconds.
+class ProgressLines {
+ public:
+  ProgressLines(std::string prefix, bool on) : prefix_(std::move(prefix)), on_(on) {}
+  void line(const char* fmt, auto... args) {
+    if (!on_) return;
+    std::fprintf(stderr, "%s: ", prefix_.c_str());
+    std::fprintf(stderr, fmt, args...);
+    std::fprintf(stderr, "\n");
+    last_ = std::chrono::steady_clock::now();
+  }
+  void tick(const char* fmt, auto... args) {
+    if (on_ && std::chrono::steady_clock::now() - last_ > std::chrono::seconds(2)) line(fmt, args...);
+  }
+
+ private:
+  std::string prefix_;
+  bool on_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace gr::apps

@@ -38,6 +38,7 @@ void FSDPUnit::pre_backward() {
     root_->queue_end_of_backward();
     if (!root_->backward_learned_) root_->backward_order_.push_back(this);
   }
+  if (root_) root_->finish_completed_reduces();
   // Own gather, the next unit's in backward order (Note [FSDP prefetch]), then wait.
   issue_gather();
   if (next_backward_) next_backward_->issue_gather();
@@ -50,6 +51,10 @@ void FSDPUnit::on_gradient_ready(size_t index) {
   Param& p = params_[index];
   if (p.ready) return;
   p.ready = true;
+  if (!p.grad_bytes && p.param.grad().defined()) {  // counted once until its reduce-scatter drops it
+    p.grad_bytes = static_cast<int64_t>(p.param.grad().nbytes());
+    account_bytes(p.grad_bytes);
+  }
   if (root_) root_->queue_end_of_backward();
   if (--pending_grads_ == 0) post_backward();
 }
@@ -63,11 +68,15 @@ void FSDPUnit::post_backward() {
     NoGradGuard no_grad;
     const int64_t n = group_->size(), S = shard_elems_;
     Tensor buffer = zeros({n * S}, TensorOptions(reduce_dtype_).device(device_));
+    reduce_bytes_ = static_cast<int64_t>(buffer.nbytes());  // counted before the full gradients go
+    account_bytes(reduce_bytes_);
     for (Param& p : params_) {
       Tensor& grad = p.param.mutable_grad();
       if (!grad.defined()) continue;  // no gradient on this rank: zeros
       copy_in(buffer, S, grad, p);
       grad = Tensor();  // this rank keeps only its shard of the gradient
+      account_bytes(-p.grad_bytes);
+      p.grad_bytes = 0;
     }
     // Divide before summing, as DDP does (keeps float16 sums in range; the same rounding).
     if (n > 1) native::mul_(buffer, native::wrapped_scalar(buffer, 1.0 / static_cast<double>(n)));
@@ -76,6 +85,8 @@ void FSDPUnit::post_backward() {
     } else {
       check_same_unit_everywhere("reduce-scatters");
       reduce_output_ = empty({S}, TensorOptions(reduce_dtype_).device(device_));
+      reduce_bytes_ += static_cast<int64_t>(reduce_output_.nbytes());
+      account_bytes(static_cast<int64_t>(reduce_output_.nbytes()));
       std::vector<Tensor> inputs;
       for (int64_t r = 0; r < n; ++r) inputs.push_back(buffer.narrow(0, r * S, S));
       reduce_launch_ns_ = profiler::now_ns();
@@ -85,8 +96,19 @@ void FSDPUnit::post_backward() {
       reduce_work_->then([done] { *done = profiler::now_ns(); });
       reduce_input_ = buffer;  // alive until the reduce-scatter completes
     }
+    if (!reduce_work_) finish_reduce();  // one rank: nothing to wait for
+    else if (root_) root_->reducing_.push_back(this);
   }
   reshard();
+  if (root_) root_->finish_completed_reduces();
+}
+
+void FSDPUnit::finish_completed_reduces() {
+  std::erase_if(reducing_, [](FSDPUnit* u) {
+    if (u->reduce_work_ && !u->reduce_work_->is_completed()) return false;
+    u->finish_reduce();
+    return true;
+  });
 }
 
 void FSDPUnit::finish_reduce() {
@@ -109,6 +131,8 @@ void FSDPUnit::finish_reduce() {
   reduce_work_.reset();
   reduce_input_ = Tensor();
   reduce_output_ = Tensor();
+  account_bytes(-reduce_bytes_);
+  reduce_bytes_ = 0;
 }
 
 }  // namespace gr::distributed::fsdp

@@ -98,6 +98,9 @@ void FSDPUnit::issue_gather() {
   } else {
     gather_buffer_ = gather_source_;  // one rank: its shard is the whole unit
   }
+  gather_bytes_ = (gather_source_.is_same(shard_) ? 0 : static_cast<int64_t>(gather_source_.nbytes())) +
+                  (gather_buffer_.is_same(gather_source_) ? 0 : static_cast<int64_t>(gather_buffer_.nbytes()));
+  account_bytes(gather_bytes_);
   gather_ = Gather::Issued;
 }
 
@@ -112,6 +115,7 @@ void FSDPUnit::wait_gather() {
   // The gather is not an in-place change autograd should see (Note [FSDP units]).
   const uint32_t version = unsharded_.version();
   unsharded_.reallocate(static_cast<size_t>(unsharded_elems_) * element_size(compute_dtype_));
+  account_bytes(static_cast<int64_t>(unsharded_.nbytes()));
   const Tensor flat = make_view(params_[0].param, {unsharded_elems_}, {1}, 0);
   for (const Param& p : params_) copy_out(gather_buffer_, shard_elems_, flat, p);
   unsharded_.set_version(version);
@@ -121,6 +125,8 @@ void FSDPUnit::wait_gather() {
   }
   gather_work_.reset();
   gather_source_ = gather_buffer_ = Tensor();
+  account_bytes(-gather_bytes_);
+  gather_bytes_ = 0;
   gather_ = Gather::Done;
 }
 
@@ -132,7 +138,10 @@ void FSDPUnit::unshard() {
 void FSDPUnit::reshard() {
   if (gather_ == Gather::Issued) wait_gather();  // a prefetch that was not used: its buffers are in flight
   if (gather_ != Gather::Done) return;
-  if (!params_.empty()) unsharded_.release(released_reason());
+  if (!params_.empty()) {
+    account_bytes(-static_cast<int64_t>(unsharded_.nbytes()));
+    unsharded_.release(released_reason());
+  }
   gather_ = Gather::None;
 }
 

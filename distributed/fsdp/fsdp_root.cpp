@@ -89,7 +89,8 @@ void FSDPUnit::end_of_backward() {
   end_queued_ = false;
   for (FSDPUnit* u : units_)
     if (u->in_graph_ && !u->reduced_) u->post_backward();
-  for (FSDPUnit* u : units_) u->finish_reduce();
+  for (FSDPUnit* u : units_) u->finish_reduce();  // the reduce-scatters still in flight
+  reducing_.clear();
   for (FSDPUnit* u : units_) {
     u->reshard();
     u->reset_backward_state();

@@ -128,6 +128,7 @@ void FSDPUnit::shard_parameters() {
   // The module's tensors become views of the unit's unsharded storage, released until the
   // first gather (Note [FSDP units]).
   unsharded_ = Storage::allocate(static_cast<size_t>(unsharded_elems_) * element_size(compute_dtype_), device_);
+  account_bytes(static_cast<int64_t>(unsharded_.nbytes()));  // what the reshard below frees
   for (Param& p : params_) {
     TensorImpl* impl = p.param.unsafe_impl();
     impl->storage = unsharded_;

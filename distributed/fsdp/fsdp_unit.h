@@ -46,9 +46,11 @@ namespace gr::distributed::fsdp {
 //    gradient): copy the gradients into the [N, S] buffer (scaled by 1/N first, as DDP
 //    does), drop the full gradients, launch the reduce-scatter, reshard. With
 //    set_requires_gradient_sync(false) the gradients stay in .grad and nothing is reduced.
+//    Reduce-scatters that have completed by a later hook are finished there (added into the
+//    locals' .grad, their buffers freed), so the buffers do not pile up until backward ends.
 //  - end of backward (the root's queued callback): units whose post-backward did not run
-//    (parameters without gradients) run it now, in unit order; every reduce-scatter is waited
-//    for and added into the locals' .grad; every unit is resharded.
+//    (parameters without gradients) run it now, in unit order; every reduce-scatter still in
+//    flight is waited for and added into the locals' .grad; every unit is resharded.
 // Every rank must issue the same gathers and reduce-scatters in the same order: units run
 // in the same order everywhere when the program is the same (a mismatch is reported by
 // GRADRING_DISTRIBUTED_DEBUG=DETAIL).
@@ -72,6 +74,7 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
     Tensor local;                 // this rank's shard: [c, rest...], a leaf viewing shard_
     size_t hook = 0;              // its post-accumulate-grad hook (requires_grad parameters)
     bool ready = false;           // its gradient arrived in this backward
+    int64_t grad_bytes = 0;       // its full .grad as counted by account_bytes (until reduced)
     int64_t shard_numel() const { return shard_rows * row_elems; }
     int64_t numel() const { return rows * row_elems; }
   };
@@ -143,6 +146,9 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   void on_gradient_ready(size_t index);
   void post_backward();
   void finish_reduce();  // waits for the reduce-scatter, adds into the locals' .grad
+  // Root: finishes the reduce-scatters that have completed (freeing their buffers at once
+  // instead of at the end of backward); polls, never blocks.
+  void finish_completed_reduces();
   // fsdp_root.cpp
   void become_root();
   void learn_forward_order();   // root: Note [FSDP prefetch]
@@ -166,6 +172,7 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   enum class Gather { None, Issued, Done } gather_ = Gather::Done;  // None: sharded
   WorkPtr gather_work_;
   Tensor gather_source_, gather_buffer_;  // alive while the all-gather runs
+  int64_t gather_bytes_ = 0;              // theirs, as counted by account_bytes
   int64_t gather_issue_ns_ = 0;
   std::shared_ptr<int64_t> gather_done_ns_;
   std::string name_;
@@ -180,6 +187,7 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   // Root only: the orders of the first forward and backward, until learned.
   std::vector<FSDPUnit*> forward_order_, backward_order_;
   bool forward_learned_ = false, backward_learned_ = false;
+  std::vector<FSDPUnit*> reducing_;  // root only: units whose reduce-scatter is in flight
 
   // Per-backward state.
   bool in_graph_ = false;          // a forward with grad ran since the last backward ended
@@ -190,10 +198,14 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   bool end_queued_ = false;        // root: the end-of-backward callback is queued
   WorkPtr reduce_work_;
   Tensor reduce_input_, reduce_output_;
+  int64_t reduce_bytes_ = 0;  // theirs, as counted by account_bytes
   // Trace spans (profiler::now_ns).
   int64_t forward_start_ns_ = 0, backward_start_ns_ = 0, reduce_launch_ns_ = 0;
   std::shared_ptr<int64_t> reduce_done_ns_;
 };
+
+// Counts bytes fully_shard allocates (> 0) or frees (< 0) besides the shards (memory_stats).
+void account_bytes(int64_t delta);
 
 // The unit fully_shard made of `module`, or null (fully_shard.cpp keeps the registry).
 std::shared_ptr<FSDPUnit> find_unit(const nn::Module* module);

@@ -2,6 +2,7 @@
 // over shards.
 #include "distributed/fsdp/fully_shard.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -42,7 +43,19 @@ std::vector<std::shared_ptr<FSDPUnit>> units_below(nn::Module& module, bool incl
   return out;
 }
 
+std::atomic<int64_t> g_gathered_bytes{0}, g_peak_gathered_bytes{0};
+
 }  // namespace
+
+void account_bytes(int64_t delta) {
+  const int64_t now = g_gathered_bytes.fetch_add(delta) + delta;
+  int64_t peak = g_peak_gathered_bytes.load();
+  while (now > peak && !g_peak_gathered_bytes.compare_exchange_weak(peak, now)) {
+  }
+}
+
+MemoryStats memory_stats() { return {g_gathered_bytes.load(), g_peak_gathered_bytes.load()}; }
+void reset_peak_memory_stats() { g_peak_gathered_bytes.store(g_gathered_bytes.load()); }
 
 std::shared_ptr<FSDPUnit> find_unit(const nn::Module* module) {
   Registry& r = registry();

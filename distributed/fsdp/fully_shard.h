@@ -104,6 +104,17 @@ FSDPModule fully_shard(const nn::ModuleHolder<Impl>& module, const FullyShardOpt
 // The handle of a module fully_shard was applied to (a gr::Error if it was not).
 FSDPModule fsdp_module(const nn::Module& module);
 
+// What fully_shard holds in this process besides the shards (the optimizer's parameters):
+// gathered parameters, the all-gather and reduce-scatter buffers, and the units' full
+// gradients until their reduce-scatter; now, and the most at once since
+// reset_peak_memory_stats(). By tensor sizes; bench_ddp's memory table adds it to the shards.
+struct MemoryStats {
+  int64_t gathered_bytes = 0;
+  int64_t peak_gathered_bytes = 0;
+};
+MemoryStats memory_stats();
+void reset_peak_memory_stats();
+
 // torch.nn.utils.clip_grad_norm_ over sharded parameters: the norm of the gradients of every
 // rank's shards together (each rank's sum of |g|^p all-reduced, max for the infinity norm),
 // so every rank scales its shards by the same factor. Returns the total norm. Collective.

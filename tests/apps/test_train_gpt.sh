@@ -6,6 +6,9 @@
 #   - killed after a snapshot and started again, it ends bitwise where an uninterrupted run ends;
 #   - --zero 1 (ZeRO-1) on 2 ranks equals one process; with rank 1 SIGKILLed mid-run and the
 #     group restarted by gradring-run, it resumes from the per-rank sharded snapshots bitwise;
+#   - --fsdp (fully_shard: blocks, then the model) on 1, 2 and 4 ranks and with --grad-accum equals
+#     one process (1e-12); killed on rank 1 and restarted by gradring-run it resumes from its
+#     checkpoint folder bitwise; a checkpoint of 4 ranks resumes on 2 (1e-12 of the 4-rank run);
 #   - --json carries the figures; --generate samples from the saved weights; bad input fails clearly;
 #   - --dtype bf16 (CPU autocast) trains: the loss falls over 30 steps.
 # Usage: test_train_gpt.sh <gradring-run> <train_gpt>
@@ -99,6 +102,48 @@ grep -q "resuming from $tmp/zsnap.rank0 at step 3" "$tmp/out.log" || fail "--zer
 [ -f "$tmp/zsnap.rank1" ] || fail "--zero 1: rank 1 wrote no snapshot of its own"
 cmp "$tmp/zero_straight.st" "$tmp/zero_resumed.st" || fail "--zero 1: the resumed run's weights differ from the uninterrupted run's"
 echo "train_gpt: --zero 1: rank 1 killed after step 3, resumed from the sharded snapshots bitwise"
+
+# --fsdp: 1, 2 and 4 ranks, and 2 ranks accumulating 2 micro-batches, against one process.
+ranks 1 --batch-size 8 --fsdp --save "$tmp/one_fsdp.st"
+close "$tmp/one.st" "$tmp/one_fsdp.st" "--fsdp on 1 rank vs one process"
+ranks 2 --batch-size 4 --fsdp --save "$tmp/two_fsdp.st"
+close "$tmp/one.st" "$tmp/two_fsdp.st" "--fsdp on 2 ranks (gloo) vs one process"
+ranks 4 --batch-size 2 --fsdp --backend shm --save "$tmp/four_fsdp.st"
+close "$tmp/one.st" "$tmp/four_fsdp.st" "--fsdp on 4 ranks (shm) vs one process"
+ranks 2 --batch-size 2 --grad-accum 2 --fsdp --save "$tmp/two_fsdp_accum.st"
+close "$tmp/one.st" "$tmp/two_fsdp_accum.st" "--fsdp on 2 ranks with --grad-accum 2 vs one process"
+
+# --fsdp resume: rank 1 SIGKILLed after step 3 under --max-restarts 1; the group resumes from the
+# checkpoint folder (rank<r>.safetensors + index.json) bitwise (dropout on: the generators are in
+# it). Then a 4-rank checkpoint of step 3 continued on 2 ranks ends within 1e-12 of the 4-rank
+# run (the same global batches; dropout off, as the masks depend on the ranks' share of a batch).
+fsdp_resume=(--steps 5 --sample 0 --fsdp)
+fsdp_ranks() {  # fsdp_ranks N [launcher options] -- [train_gpt options]
+  local n=$1 opts=()
+  shift
+  while [ "$1" != -- ]; do opts+=("$1"); shift; done
+  shift
+  timeout 300 "$run" --nproc-per-node "$n" --standalone "${opts[@]}" "$app" "${base[@]}" --threads 1 "${fsdp_resume[@]}" \
+    "$@" > "$tmp/out.log" 2>&1 || fail "gradring-run -n $n ${opts[*]} train_gpt --fsdp $*: exit code $?"
+}
+fsdp_ranks 2 -- --batch-size 2 --dropout 0.1 --save "$tmp/fsdp_straight.st"
+GRADRING_TEST_KILL_AT_STEP=3 GRADRING_TEST_KILL_RANK=1 fsdp_ranks 2 --max-restarts 1 -- --batch-size 2 --dropout 0.1 \
+  --snapshot "$tmp/fckpt" --save-every 1 --save "$tmp/fsdp_resumed.st"
+grep -q "rank 1 .*signal 9" "$tmp/out.log" || fail "--fsdp: rank 1 was not killed"
+grep -q "resuming from $tmp/fckpt at step 3 (saved on 2 ranks)" "$tmp/out.log" || fail "--fsdp: the group did not resume at step 3"
+[ -f "$tmp/fckpt/rank1.safetensors" ] && [ -f "$tmp/fckpt/index.json" ] || fail "--fsdp: no checkpoint folder"
+cmp "$tmp/fsdp_straight.st" "$tmp/fsdp_resumed.st" || fail "--fsdp: the resumed run's weights differ from the uninterrupted run's"
+echo "train_gpt: --fsdp: rank 1 killed after step 3, resumed from the checkpoint folder bitwise"
+fsdp_ranks 4 -- --batch-size 1 --save "$tmp/fsdp4_straight.st"
+set +e  # every rank killed after step 3 (no restarts): the folder holds the checkpoint of step 3
+GRADRING_TEST_KILL_AT_STEP=3 timeout 300 "$run" --nproc-per-node 4 --standalone "$app" "${base[@]}" --threads 1 \
+  "${fsdp_resume[@]}" --batch-size 1 --snapshot "$tmp/fckpt4" --save-every 1 > "$tmp/out.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -ne 0 ] && [ -f "$tmp/fckpt4/index.json" ] || fail "--fsdp: the 4-rank run to be killed ended with $rc, or left no checkpoint"
+fsdp_ranks 2 -- --batch-size 2 --snapshot "$tmp/fckpt4" --save "$tmp/fsdp4_on_2.st"
+grep -q "resuming from $tmp/fckpt4 at step 3 (saved on 4 ranks)" "$tmp/out.log" || fail "--fsdp: 2 ranks did not resume the 4-rank checkpoint"
+close "$tmp/fsdp4_straight.st" "$tmp/fsdp4_on_2.st" "--fsdp: a 4-rank checkpoint continued on 2 ranks vs the 4-rank run"
 
 # --dtype bf16 (float32 weights, CPU autocast): the loss is finite and falls over 30 steps
 # (the curve's first and last train losses), and --json names the dtype.

@@ -64,6 +64,9 @@ void FSDPUnit::post_backward() {
   if (profiler::enabled() && backward_start_ns_)
     profiler::record("backward " + label(), "fsdp", backward_start_ns_, profiler::now_ns(), "fsdp units");
   backward_start_ns_ = 0;
+  // Every use of the parameters in this backward is done (their gradients are final): free them
+  // before the reduce-scatter's buffer is allocated.
+  reshard();
   if (sync_ && !params_.empty()) {
     NoGradGuard no_grad;
     const int64_t n = group_->size(), S = shard_elems_;
@@ -99,7 +102,6 @@ void FSDPUnit::post_backward() {
     if (!reduce_work_) finish_reduce();  // one rank: nothing to wait for
     else if (root_) root_->reducing_.push_back(this);
   }
-  reshard();
   if (root_) root_->finish_completed_reduces();
 }
 

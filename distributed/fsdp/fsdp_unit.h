@@ -43,8 +43,8 @@ namespace gr::distributed::fsdp {
 //  - pre-backward (the first of those hooks to fire in a backward): unshard again (and
 //    prefetch the unit that comes next in backward);
 //  - post-backward (the post-accumulate-grad hook of the unit's last parameter to get its
-//    gradient): copy the gradients into the [N, S] buffer (scaled by 1/N first, as DDP
-//    does), drop the full gradients, launch the reduce-scatter, reshard. With
+//    gradient): reshard, copy the gradients into the [N, S] buffer (scaled by 1/N, as DDP
+//    does), dropping each full gradient, launch the reduce-scatter. With
 //    set_requires_gradient_sync(false) the gradients stay in .grad and nothing is reduced.
 //    Reduce-scatters that have completed by a later hook are finished there (added into the
 //    locals' .grad, their buffers freed), so the buffers do not pile up until backward ends.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "core/factory.h"
@@ -68,10 +69,11 @@ FSDPUnit::FSDPUnit(nn::Module& module, std::vector<std::pair<std::string, Tensor
 FSDPUnit::~FSDPUnit() {
   for (Param& p : params_)
     if (p.hook) p.param.remove_hook(p.hook);
-  // A reduce-scatter still in flight writes into our buffers.
-  if (reduce_work_) {
+  // A gather or reduce-scatter still in flight writes into our buffers.
+  for (const WorkPtr& work : {gather_work_, reduce_work_}) {
+    if (!work) continue;
     try {
-      reduce_work_->wait(group_->timeout());
+      work->wait(group_->timeout());
     } catch (...) {
     }
   }
@@ -170,6 +172,11 @@ void FSDPUnit::install_hooks() {
 
 void FSDPUnit::pre_forward() {
   lazy_init();
+  if (autograd::in_backward()) {  // a recomputation (activation checkpointing): see Note [FSDP units]
+    if (GradMode::is_enabled()) in_graph_ = true;  // its gradients are reduced in this backward
+    unshard();
+    return;
+  }
   if (!root_->forward_learned_) root_->forward_order_.push_back(this);
   // Own gather first, then the next unit's (Note [FSDP prefetch]), then wait for our own.
   issue_gather();
@@ -179,6 +186,7 @@ void FSDPUnit::pre_forward() {
 }
 
 void FSDPUnit::post_forward(const TensorList& outputs) {
+  if (autograd::in_backward()) return;  // a recomputation inside this unit's backward: keep everything
   bool backward_follows = false;
   if (GradMode::is_enabled()) {
     std::weak_ptr<FSDPUnit> weak = weak_from_this();

@@ -51,6 +51,9 @@ namespace gr::distributed::fsdp {
 //  - end of backward (the root's queued callback): units whose post-backward did not run
 //    (parameters without gradients) run it now, in unit order; every reduce-scatter still in
 //    flight is waited for and added into the locals' .grad; every unit is resharded.
+// A forward that runs inside a backward (activation checkpointing recomputing a unit in its
+// backward, after its pre-backward gathered it) only gathers: no prefetch, no order learned,
+// no reshard and no new hooks; the unit's post-backward frees it as usual.
 // Every rank must issue the same gathers and reduce-scatters in the same order: units run
 // in the same order everywhere when the program is the same (a mismatch is reported by
 // GRADRING_DISTRIBUTED_DEBUG=DETAIL).

@@ -294,3 +294,62 @@ TEST_CASE("fully_shard at GRADRING_DISTRIBUTED_DEBUG=DETAIL: ranks running the u
     destroy_process_group();
   }, {.timeout = 60s});
 }
+
+namespace {
+
+// torch.utils.checkpoint's reentrant form, by hand: forward runs `recompute` without grad,
+// backward runs it again with grad and backpropagates through it, so the fully_shard unit
+// inside runs its forward within the outer backward.
+std::function<Tensor(const Tensor&)> g_recompute;
+struct ReentrantCheckpoint : autograd::Function<ReentrantCheckpoint> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x) {
+    ctx->save_for_backward({x});
+    return g_recompute(x);
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
+    Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_();
+    Tensor y;
+    {
+      AutoGradMode grad(true);
+      y = g_recompute(x);
+    }
+    autograd::backward({y}, {grads[0]});
+    return {x.grad()};
+  }
+};
+
+struct CheckpointedImpl : ThreeLayerImpl {
+  CheckpointedImpl() : ThreeLayerImpl(20, 7) {}
+  Tensor forward(const Tensor& x) { return fc3(relu(ReentrantCheckpoint::apply(relu(fc1(x))))); }
+};
+GR_MODULE(Checkpointed);
+
+}  // namespace
+
+TEST_CASE("fully_shard with a unit recomputed inside backward (a reentrant checkpoint) equals one process") {
+  spawn(2, [](int rank) {
+    init_process_group("gloo");
+    Data data = make_data(3, 8);
+    Uneven single;
+    Checkpointed model;
+    single->to(kFloat64);
+    model->to(kFloat64);
+    model->load_state_dict(single->state_dict());
+    g_recompute = [&](const Tensor& h) { return model->fc2(h); };  // through the holder: fc2's hooks run
+    auto root = shard_children_then_root(model);
+    optim::Adam opt_single(single->parameters(), optim::AdamOptions(1e-2)), opt(root.parameters(), optim::AdamOptions(1e-2));
+    for (int s = 0; s < 3; ++s) {
+      mse_loss(single(data.x[s]), data.y[s]).backward();
+      mse_loss(model(data.x[s].narrow(0, rank * 4, 4)), data.y[s].narrow(0, rank * 4, 4)).backward();
+      for (optim::Optimizer* o : {static_cast<optim::Optimizer*>(&opt_single), static_cast<optim::Optimizer*>(&opt)}) {
+        o->step();
+        o->zero_grad();
+      }
+    }
+    unshard_all(*model);
+    require_same_params(*model, *single, 1e-12, "reentrant checkpoint on rank " + std::to_string(rank));
+    reshard_all(*model);
+    g_recompute = nullptr;
+    destroy_process_group();
+  }, {.timeout = 60s});
+}

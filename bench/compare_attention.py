@@ -1,12 +1,13 @@
-#!/work/venv/bin/python
+#!/usr/bin/env python3
 """gradring's fused scaled_dot_product_attention against PyTorch's, CPU, float32.
 
 Runs apps/bench_attention --json and PyTorch's F.scaled_dot_product_attention (forward, and
 forward + backward via torch.autograd.grad) on the same shapes, alternating the two for
 --rounds rounds (the machine is shared) and keeping each side's median over the rounds.
-Needs current PyTorch (Debian's 1.13 has no F.scaled_dot_product_attention):
+Needs current PyTorch (Debian's 1.13 has no F.scaled_dot_product_attention): --python PY runs
+the PyTorch side under PY (default: the interpreter running this script):
 
-    /work/venv/bin/python bench/compare_attention.py --bench build/apps/bench_attention \
+    python3 bench/compare_attention.py --python VENV/bin/python --bench build/apps/bench_attention \
         [--T 256,512,1024] [--B 1] [--H 8] [--D 64] [--threads 1] [--rounds 3] [--repeat 7]
 
 The target (issue 16): gradring faster than PyTorch at T = 256, 512 and 1024, head dim 64,
@@ -14,12 +15,18 @@ causal, 1 thread, forward + backward.
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
+import sys
 import time
 
-import torch
-import torch.nn.functional as F
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers  # noqa: E402
+
+peers.run_under_python_option()  # --python PY: this script again under PY, before torch is imported
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 def torch_times(B, H, T, D, causal, repeat):
@@ -50,6 +57,7 @@ def torch_times(B, H, T, D, causal, repeat):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", default="build/apps/bench_attention")
+    ap.add_argument("--python", help="the Python whose torch is the peer (default: this interpreter)")
     ap.add_argument("--T", default="256,512,1024")
     ap.add_argument("--B", type=int, default=1)
     ap.add_argument("--H", type=int, default=8)
@@ -73,7 +81,8 @@ def main():
             f, fb = torch_times(args.B, args.H, T, args.D, True, args.repeat)
             theirs[T][0].append(f)
             theirs[T][1].append(fb)
-    print(f"torch {torch.__version__}, {args.threads} thread(s), B={args.B} H={args.H} D={args.D}, causal, float32, "
+    print(f"machine: {peers.machine()}")
+    print(f"torch {torch.__version__} ({sys.executable}), {args.threads} thread(s), B={args.B} H={args.H} D={args.D}, causal, float32, "
           f"medians of {args.rounds} rounds x {args.repeat} runs")
     print(f"{'T':>6} {'gradring fwd':>13} {'torch fwd':>10} {'ratio':>6} {'gradring f+b':>13} {'torch f+b':>10} {'ratio':>6}")
     ok = True

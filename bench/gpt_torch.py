@@ -81,6 +81,21 @@ def load_corpus(path):
 
 
 # ---- the model ----
+SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0; Debian's 1.13 has none
+
+
+def causal_attention(q, k, v, dropout_p):
+    """softmax(q k^T / sqrt(d) + causal mask) v: fused where torch has it, else the composite
+    (what nanoGPT did before torch 2.0), so that Debian's torch 1.13 can be a peer too."""
+    if SDPA:
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
+    T = q.size(-2)
+    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.size(-1)))
+    mask = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    weights = F.dropout(F.softmax(scores.masked_fill(mask, float("-inf")), dim=-1), p=dropout_p)
+    return weights @ v
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, c):
         super().__init__()
@@ -93,7 +108,7 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.shape
         q, k, v = self.c_attn(x).split(C, dim=2)
         q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)
+        y = causal_attention(q, k, v, self.dropout if self.training else 0.0)
         y = y.transpose(1, 2).contiguous().view(B, T, C)
         return self.resid_dropout(self.c_proj(y))
 
@@ -313,7 +328,8 @@ def main():
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         out = {"steps": a.steps, "world_size": world, "tokens_per_sec": tps, "train_loss": loss_value,
                "val_loss": val_loss, "params": params, "flops_per_token": flops_per_token(c, params),
-               "peak_rss_mb": rss_mb, "torch": torch.__version__, "threads": a.threads}
+               "peak_rss_mb": rss_mb, "torch": torch.__version__, "threads": a.threads,
+               "attention": "sdpa" if SDPA else "composite", "dtype": a.dtype}
         print(json.dumps(out) if a.json else f"done: {tps:.0f} tokens/s, val loss {val_loss:.4f}, peak RSS {rss_mb:.0f} MB")
     if world > 1:
         torch.distributed.destroy_process_group()

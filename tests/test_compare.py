@@ -1,6 +1,7 @@
-"""Tests of tests/compare.py and tests/apps/safetensors_maxdiff.py with what must fail them:
-NaN in either argument, infinities against finite values or each other, lengths, shapes and
-names that differ (the ctest test compare_py). Usage: test_compare.py"""
+"""Tests of tests/compare.py, tests/apps/safetensors_maxdiff.py and tests/port/compare_runs.py
+with what must fail them: NaN in either argument, infinities against finite values or each
+other, lengths, shapes and names that differ (the ctest test compare_py).
+Usage: test_compare.py"""
 import json
 import math
 import os
@@ -102,6 +103,34 @@ class SafetensorsMaxdiff(unittest.TestCase):
             rc, out = self.run_tool(got, base)
             self.assertEqual(rc, 1, what)
             self.assertIn(text, out, what)
+
+
+class CompareRuns(unittest.TestCase):
+    """tests/port/compare_runs.py: the port programs' losses under gradring and libtorch."""
+    tool = os.path.join(here, "port", "compare_runs.py")
+
+    def run_tool(self, ours, theirs):
+        d = tempfile.mkdtemp()
+        pa, pb = os.path.join(d, "gradring.log"), os.path.join(d, "libtorch.log")
+        open(pa, "w").write(ours)
+        open(pb, "w").write(theirs)
+        return subprocess.run([sys.executable, self.tool, pa, pb], capture_output=True, text=True).returncode
+
+    def test_runs(self):
+        run = "step 0 noise\nloss 0 2.5\nloss 1 2.25\nloss heldout 1.5\n"
+        self.assertEqual(self.run_tool(run, run), 0)
+        self.assertEqual(self.run_tool(run.replace("2.25", "2.2501"), run), 0)
+        self.assertEqual(self.run_tool(run.replace("2.25", "2.3"), run), 1)
+        self.assertEqual(self.run_tool(run.replace("2.25", "nan"), run), 1)
+        self.assertEqual(self.run_tool(run, run.replace("2.25", "nan")), 1)
+        self.assertEqual(self.run_tool(run.replace("2.25", "inf"), run), 1)
+        self.assertEqual(self.run_tool(run.replace("loss heldout 1.5\n", ""), run), 1)  # a missing loss
+        self.assertEqual(self.run_tool(run + "loss 2 1.0\n", run), 1)  # an extra one
+        self.assertEqual(self.run_tool(run.replace("loss 1", "loss 7"), run), 1)  # another step
+        oks = "ok  literals\nok  indexing\n"
+        self.assertEqual(self.run_tool(oks, oks), 0)
+        self.assertEqual(self.run_tool(oks, "ok  literals\n"), 1)
+        self.assertEqual(self.run_tool("", ""), 1)  # nothing to compare
 
 
 if __name__ == "__main__":

@@ -133,6 +133,11 @@ class Hooks final : public gr::detail::CudaHooks {
     DeviceGuard guard(device < 0 ? current_device() : device);
     GR_CUDA_CHECK(cudaDeviceSynchronize());
   }
+  DeviceProperties device_properties(int device) override {
+    cudaDeviceProp p{};
+    GR_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+    return {p.name, p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem};
+  }
 };
 
 }  // namespace

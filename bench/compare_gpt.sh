@@ -6,6 +6,7 @@
 # each cell is the median of --repeat runs. The peer is current PyTorch (a venv with
 # `pip install torch`), not Debian's 1.13. Usage:
 #   bench/compare_gpt.sh --python VENV/bin/python [--steps N] [--repeat R] [--presets "tiny small"] [--build DIR]
+#                        [--device cpu|cuda]   (both trainers run there; MFU against that device's peak)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
@@ -13,6 +14,7 @@ python=
 steps=60
 repeat=3
 presets="tiny small"
+device=cpu
 while [ $# -gt 0 ]; do
   case "$1" in
     --python) python=$2; shift 2 ;;
@@ -20,7 +22,8 @@ while [ $# -gt 0 ]; do
     --repeat) repeat=$2; shift 2 ;;
     --presets) presets=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
-    *) echo "compare_gpt: unknown argument $1 (expected --python PY, --steps N, --repeat R, --presets LIST, --build DIR)" >&2; exit 2 ;;
+    --device) device=$2; shift 2 ;;
+    *) echo "compare_gpt: unknown argument $1 (expected --python PY, --steps N, --repeat R, --presets LIST, --build DIR, --device D)" >&2; exit 2 ;;
   esac
 done
 [ -n "$python" ] || { echo "compare_gpt: --python PY is required (current PyTorch, e.g. a venv's bin/python)" >&2; exit 2; }
@@ -33,7 +36,7 @@ unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT
 
 field() { "$python" -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])['$1'])"; }
 median() { "$python" -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
-common=(--steps "$steps" --eval-every 0 --eval-windows 16 --threads 1 --seed 1)
+common=(--steps "$steps" --eval-every 0 --eval-windows 16 --threads 1 --seed 1 --device "$device")
 
 printf "%-7s %-6s %12s %12s %7s %7s %9s %10s %10s\n" preset ranks "gradring t/s" "torch t/s" ratio "gr MFU" "torch MFU" "gr RSS MB" "torch RSS"
 for preset in $presets; do

@@ -84,7 +84,9 @@ double lr_at(const Options& o, int64_t step) {
   return apps::gpt_lr_at(step, o.lr, o.warmup, o.steps, o.min_lr >= 0 ? o.min_lr : o.lr / 10);
 }
 
-// Windows `indices` of a token dataset's current epoch as one batch [indices, L].
+// Windows `indices` of a token dataset's current epoch as one batch [indices, L]. To a GPU
+// through page-locked memory without waiting: a copy from pageable memory would make the host
+// wait for the device (Note [Host synchronisations] in cuda_kernels/runtime.h).
 data::Example<> batch_of(ds::TokenDataset& d, const std::vector<int64_t>& indices, const Device& device) {
   std::vector<Tensor> x, y;
   for (int64_t i : indices) {
@@ -92,7 +94,8 @@ data::Example<> batch_of(ds::TokenDataset& d, const std::vector<int64_t>& indice
     x.push_back(e.data);
     y.push_back(e.target);
   }
-  return {stack(x).to(device), stack(y).to(device)};
+  if (device.is_cpu()) return {stack(x), stack(y)};
+  return {pin_memory(stack(x)).to(device, /*non_blocking=*/true), pin_memory(stack(y)).to(device, /*non_blocking=*/true)};
 }
 
 // --zero 1: the AdamW (its parameter groups and options) becomes a ZeroRedundancyOptimizer

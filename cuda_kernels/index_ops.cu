@@ -228,6 +228,7 @@ Tensor nonzero_cuda(const Tensor& self) {
   return dispatch_all(x.scalar_type(), "nonzero", [&]<class T>() {
     const NonzeroAt<T> pred{static_cast<const T*>(x.data_ptr())};
     thrust::counting_iterator<int64_t> first(0), last(n);
+    note_host_sync();  // the count comes back to the host
     const int64_t count = thrust::count_if(thrust::cuda::par.on(stream), first, last, pred);
     Tensor flat = empty({count}, TensorOptions(kInt64).device(self.device()));
     Tensor out = empty({count, nd}, TensorOptions(kInt64).device(self.device()));

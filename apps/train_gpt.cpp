@@ -318,9 +318,12 @@ int run(const Options& o, Job& job) {
         micro_step();
       }
     }
-    if (o.clip > 0) {
+    if (o.clip > 0) {  // clip_grad_norm_ without reading the norm back: no host synchronisation
       profiler::ScopedEvent span("clip_grad_norm_");
-      nn::utils::clip_grad_norm_(params, o.clip);
+      std::vector<Tensor> grads;
+      for (const Tensor& p : params)
+        if (p.grad().defined()) grads.push_back(p.grad());
+      nn::utils::clip_grads_with_norm_(params, o.clip, nn::utils::get_total_norm(grads));
     }
     {
       profiler::ScopedEvent span("optimizer.step");

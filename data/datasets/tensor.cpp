@@ -1,9 +1,9 @@
 // TensorDataset construction checks and row access.
-#include "data/tensor_dataset.h"
+#include "data/datasets/tensor.h"
 
 #include "core/native/shape.h"
 
-namespace gr::data {
+namespace gr::data::datasets {
 
 TensorDataset::TensorDataset(Tensor data, Tensor targets) : data_(std::move(data)), targets_(std::move(targets)) {
   GR_CHECK(data_.defined() && targets_.defined(), "TensorDataset: data and targets must be defined");
@@ -12,9 +12,11 @@ TensorDataset::TensorDataset(Tensor data, Tensor targets) : data_(std::move(data
            targets_.size(0));
 }
 
-Example<> TensorDataset::get(int64_t index) const {
-  GR_CHECK(index >= 0 && index < size(), "TensorDataset: index ", index, " out of range [0, ", size(), ")");
-  return {native::select(data_, 0, index), native::select(targets_, 0, index)};
+Example<> TensorDataset::get(size_t index) {
+  const int64_t n = data_.size(0);
+  GR_CHECK(index < static_cast<size_t>(n), "TensorDataset: index ", index, " out of range [0, ", n, ")");
+  const auto i = static_cast<int64_t>(index);
+  return {native::select(data_, 0, i), native::select(targets_, 0, i)};
 }
 
-}  // namespace gr::data
+}  // namespace gr::data::datasets

@@ -207,7 +207,7 @@ int run(const Options& o, Job& job) {
         bar.update(skip + epoch_batches, status);
       }
       const int64_t done = skip + epoch_batches;
-      // Every rank has the same number of batches (DistributedSampler pads), so all stop here.
+      // Every rank has the same number of batches (DistributedRandomSampler pads), so all stop here.
       stop = o.max_steps > 0 && steps >= o.max_steps;
       if ((o.save_every > 0 && steps % o.save_every == 0) || stop || done == batches_per_epoch)
         save_snapshot_at(epoch - 1, done);

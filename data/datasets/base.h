@@ -17,8 +17,8 @@ namespace gr::data::datasets {
 // and .map() wraps it in a new type, so a whole pipeline is one type the compiler sees
 // through. Readers keep their data in tensors or shared buffers, so a copy is cheap. Two
 // optional members, which gradring's loader looks for: rows() (Note [Row gather] in
-// data/batch_context.h) and set_epoch(e) (the loader calls it on every copy before epoch e;
-// Note [Batch determinism]).
+// data/batch_context.h) and set_epoch(e), which the loader calls on every copy before
+// epoch e (Note [Batch determinism]).
 
 // Which split of a dataset that comes with a train/test split to read.
 enum class Mode { kTrain, kTest };

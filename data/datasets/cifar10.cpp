@@ -7,6 +7,7 @@
 
 #include "core/native/shape.h"
 #include "data/cifar10.h"
+#include "data/datasets/tensor.h"
 #include "data/transforms/image.h"
 
 namespace gr::data::datasets {
@@ -43,11 +44,7 @@ CIFAR10::CIFAR10(const std::string& root, Mode mode) : is_train_(mode == Mode::k
   targets_ = labels.size() == 1 ? labels[0] : native::cat(labels, 0);
 }
 
-Example<> CIFAR10::get(size_t index) {
-  const int64_t n = images_.size(0);
-  GR_CHECK(index < static_cast<size_t>(n), "CIFAR10: index ", index, " out of range [0, ", n, ")");
-  return {native::select(images_, 0, static_cast<int64_t>(index)), native::select(targets_, 0, static_cast<int64_t>(index))};
-}
+Example<> CIFAR10::get(size_t index) { return detail::row(images_, targets_, index, "CIFAR10"); }
 
 std::optional<size_t> CIFAR10::size() const { return static_cast<size_t>(images_.size(0)); }
 

@@ -2,6 +2,7 @@
 // transform (what dataset.map(transform) returns), as torch::data::datasets::MapDataset.
 #pragma once
 
+#include <concepts>
 #include <type_traits>
 #include <utility>
 

@@ -6,6 +6,7 @@
 
 #include "core/native/copy.h"
 #include "core/native/shape.h"
+#include "data/datasets/tensor.h"
 #include "data/idx.h"
 #include "data/transforms/image.h"
 
@@ -70,11 +71,7 @@ MNIST::MNIST(const std::string& root, Mode mode, std::string_view name, std::str
   targets_ = native::to_dtype(labels, kInt64);
 }
 
-Example<> MNIST::get(size_t index) {
-  const int64_t n = images_.size(0);
-  GR_CHECK(index < static_cast<size_t>(n), "MNIST: index ", index, " out of range [0, ", n, ")");
-  return {native::select(images_, 0, static_cast<int64_t>(index)), native::select(targets_, 0, static_cast<int64_t>(index))};
-}
+Example<> MNIST::get(size_t index) { return detail::row(images_, targets_, index, "MNIST"); }
 
 std::optional<size_t> MNIST::size() const { return static_cast<size_t>(images_.size(0)); }
 

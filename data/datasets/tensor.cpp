@@ -1,4 +1,4 @@
-// TensorDataset construction checks and row access.
+// TensorDataset construction checks, and the row access of every dataset of tensor rows.
 #include "data/datasets/tensor.h"
 
 #include "core/native/shape.h"
@@ -12,11 +12,13 @@ TensorDataset::TensorDataset(Tensor data, Tensor targets) : data_(std::move(data
            targets_.size(0));
 }
 
-Example<> TensorDataset::get(size_t index) {
-  const int64_t n = data_.size(0);
-  GR_CHECK(index < static_cast<size_t>(n), "TensorDataset: index ", index, " out of range [0, ", n, ")");
+Example<> detail::row(const Tensor& data, const Tensor& targets, size_t index, const char* who) {
+  const int64_t n = data.size(0);
+  GR_CHECK(index < static_cast<size_t>(n), who, ": index ", index, " out of range [0, ", n, ")");
   const auto i = static_cast<int64_t>(index);
-  return {native::select(data_, 0, i), native::select(targets_, 0, i)};
+  return {native::select(data, 0, i), native::select(targets, 0, i)};
 }
+
+Example<> TensorDataset::get(size_t index) { return detail::row(data_, targets_, index, "TensorDataset"); }
 
 }  // namespace gr::data::datasets

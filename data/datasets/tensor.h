@@ -5,6 +5,12 @@
 
 namespace gr::data::datasets {
 
+namespace detail {
+// Example `index` of a dataset of tensor rows: row `index` of each; `who` names the dataset
+// in the out-of-range error.
+Example<> row(const Tensor& data, const Tensor& targets, size_t index, const char* who);
+}  // namespace detail
+
 // libtorch's TensorDataset holds one tensor (examples are TensorExample); gradring's holds
 // an input and a target (docs/porting-from-libtorch.md).
 class TensorDataset : public Dataset<TensorDataset> {

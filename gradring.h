@@ -16,6 +16,7 @@
 #include "core/allocator.h"
 #include "core/cuda.h"
 #include "core/cuda_memory.h"
+#include "core/deterministic.h"
 #include "core/device.h"
 #include "core/dtype.h"
 #include "core/error.h"

@@ -19,6 +19,7 @@
 #include "common/cli.h"
 #include "common/gpt.h"
 #include "common/gpt_sample.h"
+#include "common/gpu_peak.h"
 #include "common/job.h"
 #include "common/peak_flops.h"
 #include "common/progress.h"
@@ -53,6 +54,7 @@ struct Options {
   std::string prompt;
   bool generate = false;
   bool json = false;
+  bool deterministic = false;  // gr::use_deterministic_algorithms(true): the same bits every run
 };
 
 std::string default_corpus() {
@@ -170,10 +172,11 @@ double evaluate(const Options& o, const Job& job, apps::GPT& model, ds::TokenDat
   const size_t shared = std::min(static_cast<size_t>(windows), *val.size());
   auto loader = data::make_data_loader(val.map(data::transforms::Stack<>()),
                                        data::samplers::ShardSampler(shared, job.world, job.rank),
-                                       data::DataLoaderOptions(static_cast<size_t>(batch)));
+                                       data::DataLoaderOptions(static_cast<size_t>(batch)).pin_memory(job.device.is_cuda()));
   for (data::Example<>& b : *loader) {
     const auto rows = static_cast<double>(b.data.size(0));
-    sum += model->loss(model(b.data.to(job.device)), b.target.to(job.device)).item<double>() * rows;
+    sum += model->loss(model(b.data.to(job.device, /*non_blocking=*/true)), b.target.to(job.device, /*non_blocking=*/true))
+               .item<double>() * rows;
     count += rows;
   }
   model->train();
@@ -202,6 +205,7 @@ int generate(const Options& o, const Job& job) {
 
 int run(const Options& o, Job& job) {
   set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
+  use_deterministic_algorithms(o.deterministic);
   if (o.generate) return generate(o, job);
   GR_CHECK(o.dtype != "bf16" || job.device.is_cpu(), "--dtype bf16 is CPU autocast; on ", job.device,
            " train in float32 (autocast on CUDA is not implemented yet)");
@@ -213,8 +217,10 @@ int run(const Options& o, Job& job) {
   ds::TokenDataset val(corpus.val, ds::TokenDatasetOptions(T).seed(o.seed), "validation split");
   const int64_t per_epoch = static_cast<int64_t>(*train.size()) / B;  // micro-batches per epoch and rank
   GR_CHECK(per_epoch >= 1, "the training split holds ", *train.size(), " windows per rank, fewer than a batch of ", B);
+  // Batches to a GPU through page-locked memory without waiting: a copy from pageable memory
+  // would make the host wait for the device (Note [Host synchronisations] in cuda_kernels/runtime.h).
   auto loader = data::make_data_loader(train.map(data::transforms::Stack<>()), data::samplers::SequentialSampler(*train.size()),
-                                       data::DataLoaderOptions(static_cast<size_t>(B)).drop_last(true));
+                                       data::DataLoaderOptions(static_cast<size_t>(B)).drop_last(true).pin_memory(job.device.is_cuda()));
   MicroBatches next_batch(*loader, per_epoch);
 
   apps::GPT model(config);
@@ -256,19 +262,30 @@ int run(const Options& o, Job& job) {
   };
 
   const double flops_per_token = model->flops_per_token();
-  // bf16's MFU is against the bfloat16 peak where products run on bfloat16 pairs.
+  // The MFU's denominator: on the CPU the measured FMA peak of the cores (Note [Measured peak];
+  // bf16's against the bfloat16 peak where products run on bfloat16 pairs), on a GPU that GPU's
+  // dense peak for the dtype (Note [GPU peak]), times the ranks.
   const bool bf16_pairs = o.dtype == "bf16" && job.device.is_cpu() && native::bf16_pair_products();
-  const double peak = apps::measured_peak_gflops_per_core(bf16_pairs) * 1e9 * get_num_threads() * job.world;
+  std::string peak_source = "measured: the float32 FMA peak of " + std::to_string(get_num_threads()) + " core(s)";
+  double peak = 0;
+  if (job.device.is_cuda()) {
+    const apps::DevicePeak p = apps::gpu_peak(job.device, o.dtype == "bf16" ? kBFloat16 : o.dtype == "float64" ? kFloat64 : kFloat32);
+    peak = p.gflops * 1e9 * job.world;
+    peak_source = p.source;
+  } else {
+    peak = apps::measured_peak_gflops_per_core(bf16_pairs) * 1e9 * get_num_threads() * job.world;
+    if (bf16_pairs) peak_source = "measured: the bfloat16 pair-product peak of " + std::to_string(get_num_threads()) + " core(s)";
+  }
   if (job.leader() && o.dtype == "bf16" && job.device.is_cpu() && !bf16_pairs)
     std::fprintf(stderr, "train_gpt: notice: this CPU (as built, -march=native) has no AVX512_BF16: bfloat16 products "
                          "are widened to float32, so --dtype bf16 runs at about float32's speed less the casts\n");
   if (job.leader() && !o.json)
     std::printf("GPT: %lld layers, %lld heads, width %lld, context %lld, %.2fM parameters; batch %lld x %lld ranks x %lld "
-                "accumulated; %s, %d thread(s) per rank; peak %.0f GFLOP/s measured\n",
+                "accumulated; %s, %d thread(s) per rank; peak %.0f GFLOP/s (%s)\n",
                 static_cast<long long>(config.layers), static_cast<long long>(config.heads),
                 static_cast<long long>(config.embd), static_cast<long long>(T), model->num_params() / 1e6,
                 static_cast<long long>(B), static_cast<long long>(job.world), static_cast<long long>(o.grad_accum),
-                o.dtype.c_str(), get_num_threads(), peak / 1e9);
+                o.dtype.c_str(), get_num_threads(), peak / 1e9, peak_source.c_str());
   std::FILE* curve = !o.curve.empty() && job.leader() ? std::fopen(o.curve.c_str(), step > 0 ? "a" : "w") : nullptr;
   GR_CHECK(o.curve.empty() || !job.leader() || curve != nullptr, "cannot write --curve ", o.curve);
 
@@ -293,7 +310,7 @@ int run(const Options& o, Job& job) {
       auto batch = [&] {
         profiler::ScopedEvent span("batch");
         data::Example<> b = next_batch(step * o.grad_accum + k);
-        return data::Example<>{b.data.to(job.device), b.target.to(job.device)};
+        return data::Example<>{b.data.to(job.device, /*non_blocking=*/true), b.target.to(job.device, /*non_blocking=*/true)};
       }();
       auto micro_step = [&] {
         Tensor loss;
@@ -315,9 +332,12 @@ int run(const Options& o, Job& job) {
         micro_step();
       }
     }
-    if (o.clip > 0) {
+    if (o.clip > 0) {  // clip_grad_norm_ without reading the norm back: no host synchronisation
       profiler::ScopedEvent span("clip_grad_norm_");
-      nn::utils::clip_grad_norm_(params, o.clip);
+      std::vector<Tensor> grads;
+      for (const Tensor& p : params)
+        if (p.grad().defined()) grads.push_back(p.grad());
+      nn::utils::clip_grads_with_norm_(params, o.clip, nn::utils::get_total_norm(grads));
     }
     {
       profiler::ScopedEvent span("optimizer.step");
@@ -376,8 +396,10 @@ int run(const Options& o, Job& job) {
   if (o.json) {
     nlohmann::json j = {{"steps", o.steps},           {"world_size", job.world},     {"tokens_per_sec", tps},
                         {"train_loss", train_loss},   {"val_loss", val_loss},        {"mfu", tps * flops_per_token / peak},
-                        {"peak_gflops", peak / 1e9},  {"params", model->num_params()}, {"peak_rss_mb", peak_rss_mb()},
-                        {"threads", get_num_threads()}, {"dtype", o.dtype}};
+                        {"peak_gflops", peak / 1e9},  {"peak_source", peak_source},    {"params", model->num_params()},
+                        {"peak_rss_mb", peak_rss_mb()},
+                        {"threads", get_num_threads()}, {"dtype", o.dtype},
+                        {"deterministic", are_deterministic_algorithms_enabled()}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tokens/s (MFU %.1f%%), peak RSS %.0f MB\n",
@@ -435,6 +457,9 @@ int main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu, cuda (each rank takes cuda:<local rank>) or cuda:N")->capture_default_str();
   app.add_option("--backend", o.backend, "process group when distributed: gloo (default on the CPU), shm, nccl (default with --device cuda) or mpi (under mpirun)")
       ->check(CLI::IsMember({"gloo", "shm", "nccl", "mpi"}));
+  app.add_flag("--deterministic", o.deterministic,
+               "deterministic algorithms only (gr::use_deterministic_algorithms): on a GPU the same seed gives the "
+               "same bits every run (see docs/cuda.md)");
   app.add_flag("--json", o.json, "print one JSON object (tokens_per_sec, train_loss, val_loss, steps, world_size, mfu, peak_rss_mb) as the last line");
   CLI11_PARSE(app, argc, argv);
 

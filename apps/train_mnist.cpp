@@ -47,6 +47,7 @@ struct Options {
   bool sync_bn = false;
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // DDP's (torch's) defaults
   bool json = false;
+  bool deterministic = false;  // gr::use_deterministic_algorithms(true): the same bits every run
   std::string device = "cpu";  // cpu, cuda or cuda:N
 };
 
@@ -93,6 +94,7 @@ double evaluate(const Job& job, nn::Module& net, Forward&& forward, ds::TensorDa
 
 int run(const Options& o, Job& job) {
   set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
+  use_deterministic_algorithms(o.deterministic);
   manual_seed(o.seed);
   ds::TensorDataset train = load_split(o.data, ds::Mode::kTrain);
   const ds::TensorDataset test = load_split(o.data, ds::Mode::kTest);
@@ -269,7 +271,8 @@ int run(const Options& o, Job& job) {
                         {"images_per_sec", images_per_sec},
                         {"world_size", job.world},
                         {"threads", get_num_threads()},
-                        {"device", job.device.str()}};
+                        {"device", job.device.str()},
+                        {"deterministic", are_deterministic_algorithms_enabled()}};
     if (job.distributed()) {
       j["backend"] = job.group->backend_name();
       j["sync_bn"] = o.sync_bn;
@@ -324,6 +327,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(apps::positive());
   app.add_flag("--sync-bn", o.sync_bn, "synchronise batch-norm statistics across ranks (SyncBatchNorm)");
+  app.add_flag("--deterministic", o.deterministic,
+               "deterministic algorithms only (gr::use_deterministic_algorithms): on a GPU the same seed gives the "
+               "same bits every run (see docs/cuda.md)");
   app.add_flag("--json", o.json, "print one JSON object (epochs, steps, train_loss, test_accuracy, images_per_sec, world_size) as the last line");
   CLI11_PARSE(app, argc, argv);
 

@@ -89,12 +89,9 @@ TEST_CASE("MNIST errors name the files and say how to get the data") {
   CHECK(contains(m, "read_idx: '" + dir / "t10k-images-idx3-ubyte"));
 }
 
-TEST_CASE("the real Fashion-MNIST (Debian package dataset-fashion-mnist)") {
-  if (!std::filesystem::is_directory(ds::FashionMNIST::kDefaultRoot)) {
-    MESSAGE("skipped: ", ds::FashionMNIST::kDefaultRoot,
-            " is missing (sudo apt-get install dataset-fashion-mnist to run this test)");
-    return;
-  }
+TEST_CASE("the real Fashion-MNIST (Debian package dataset-fashion-mnist)" *
+          test::skip_unless(std::filesystem::is_directory(ds::FashionMNIST::kDefaultRoot),
+                            "no /usr/share/datasets/fashion-mnist (scripts/setup installs dataset-fashion-mnist)")) {
   auto start = std::chrono::steady_clock::now();
   ds::FashionMNIST train, test_set(ds::FashionMNIST::kDefaultRoot, ds::Mode::kTest);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <numeric>
+#include <optional>
 #include <gradring/gradring.h>
 #include <nlohmann/json.hpp>
 
@@ -23,7 +23,6 @@
 #include "common/job.h"
 #include "common/peak_flops.h"
 #include "common/progress.h"
-#include "data/datasets/tokens.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/ddp/zero_redundancy_optimizer.h"
 #include "nn/snapshot.h"
@@ -84,19 +83,31 @@ double lr_at(const Options& o, int64_t step) {
   return apps::gpt_lr_at(step, o.lr, o.warmup, o.steps, o.min_lr >= 0 ? o.min_lr : o.lr / 10);
 }
 
-// Windows `indices` of a token dataset's current epoch as one batch [indices, L]. To a GPU
-// through page-locked memory without waiting: a copy from pageable memory would make the host
-// wait for the device (Note [Host synchronisations] in cuda_kernels/runtime.h).
-data::Example<> batch_of(ds::TokenDataset& d, const std::vector<int64_t>& indices, const Device& device) {
-  std::vector<Tensor> x, y;
-  for (int64_t i : indices) {
-    auto e = d.get(static_cast<size_t>(i));
-    x.push_back(e.data);
-    y.push_back(e.target);
+// The training micro-batches in run order, [B, L] each, from a loader of B windows per batch
+// (drop_last, E batches per epoch): micro-batch k is batch k mod E of epoch k / E, so the
+// stream can start at any k (Note [GPT resume]) and only the first batch after a start or an
+// epoch's end waits for a new epoch.
+template <class Loader>
+class MicroBatches {
+ public:
+  MicroBatches(Loader& loader, int64_t per_epoch) : loader_(loader), per_epoch_(per_epoch) {}
+  data::Example<> operator()(int64_t k) {
+    const int64_t epoch = k / per_epoch_, index = k % per_epoch_;
+    if (epoch_ && epoch_->epoch() == epoch && it_->index() + 1 == index) {
+      ++*it_;
+    } else {
+      epoch_.emplace(loader_.epoch(epoch, index));
+      it_.emplace(epoch_->begin());
+    }
+    return std::move(**it_);
   }
-  if (device.is_cpu()) return {stack(x), stack(y)};
-  return {pin_memory(stack(x)).to(device, /*non_blocking=*/true), pin_memory(stack(y)).to(device, /*non_blocking=*/true)};
-}
+
+ private:
+  Loader& loader_;
+  int64_t per_epoch_;
+  std::optional<typename Loader::Epoch> epoch_;
+  std::optional<typename Loader::Iterator> it_;
+};
 
 // --zero 1: the AdamW (its parameter groups and options) becomes a ZeroRedundancyOptimizer
 // over the job's ranks, each keeping the state of its own partition.
@@ -152,20 +163,21 @@ autocast::AutocastGuard mixed_precision(const Options& o, const Job& job) {
 
 // Mean loss over the first `windows` validation windows, split over the ranks (rank r takes
 // r, r + R, ...), so the figure does not depend on the world size.
-double evaluate(const Options& o, const Job& job, apps::GPT& model, ds::TokenDataset& val, int64_t windows,
+double evaluate(const Options& o, const Job& job, apps::GPT& model, ds::TokenDataset val, int64_t windows,
                 int64_t batch) {
   NoGradGuard no_grad;
   auto amp = mixed_precision(o, job);
   model->eval();
   double sum = 0, count = 0;
-  std::vector<int64_t> mine;
-  for (int64_t i = job.rank; i < std::min<int64_t>(windows, static_cast<int64_t>(*val.size())); i += job.world) mine.push_back(i);
-  for (size_t i = 0; i < mine.size(); i += static_cast<size_t>(batch)) {
-    const std::vector<int64_t> rows(mine.begin() + static_cast<std::ptrdiff_t>(i),
-                                    mine.begin() + static_cast<std::ptrdiff_t>(std::min(mine.size(), i + static_cast<size_t>(batch))));
-    auto b = batch_of(val, rows, job.device);
-    sum += model->loss(model(b.data), b.target).item<double>() * static_cast<double>(rows.size());
-    count += static_cast<double>(rows.size());
+  const size_t shared = std::min(static_cast<size_t>(windows), *val.size());
+  auto loader = data::make_data_loader(val.map(data::transforms::Stack<>()),
+                                       data::samplers::ShardSampler(shared, job.world, job.rank),
+                                       data::DataLoaderOptions(static_cast<size_t>(batch)).pin_memory(job.device.is_cuda()));
+  for (data::Example<>& b : *loader) {
+    const auto rows = static_cast<double>(b.data.size(0));
+    sum += model->loss(model(b.data.to(job.device, /*non_blocking=*/true)), b.target.to(job.device, /*non_blocking=*/true))
+               .item<double>() * rows;
+    count += rows;
   }
   model->train();
   auto totals = apps::reduce(job, {sum, count});
@@ -205,6 +217,11 @@ int run(const Options& o, Job& job) {
   ds::TokenDataset val(corpus.val, ds::TokenDatasetOptions(T).seed(o.seed), "validation split");
   const int64_t per_epoch = static_cast<int64_t>(*train.size()) / B;  // micro-batches per epoch and rank
   GR_CHECK(per_epoch >= 1, "the training split holds ", *train.size(), " windows per rank, fewer than a batch of ", B);
+  // Batches to a GPU through page-locked memory without waiting: a copy from pageable memory
+  // would make the host wait for the device (Note [Host synchronisations] in cuda_kernels/runtime.h).
+  auto loader = data::make_data_loader(train.map(data::transforms::Stack<>()), data::samplers::SequentialSampler(*train.size()),
+                                       data::DataLoaderOptions(static_cast<size_t>(B)).drop_last(true).pin_memory(job.device.is_cuda()));
+  MicroBatches next_batch(*loader, per_epoch);
 
   apps::GPT model(config);
   if (o.dtype == "float64") model->to(kFloat64);
@@ -290,13 +307,10 @@ int run(const Options& o, Job& job) {
     }
     double loss_sum = 0;
     for (int64_t k = 0; k < o.grad_accum; ++k) {
-      const int64_t micro = step * o.grad_accum + k;
-      if (train.epoch() != micro / per_epoch) train.set_epoch(micro / per_epoch);
-      std::vector<int64_t> rows(static_cast<size_t>(B));
-      std::iota(rows.begin(), rows.end(), (micro % per_epoch) * B);
       auto batch = [&] {
         profiler::ScopedEvent span("batch");
-        return batch_of(train, rows, job.device);
+        data::Example<> b = next_batch(step * o.grad_accum + k);
+        return data::Example<>{b.data.to(job.device, /*non_blocking=*/true), b.target.to(job.device, /*non_blocking=*/true)};
       }();
       auto micro_step = [&] {
         Tensor loss;

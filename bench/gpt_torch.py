@@ -296,7 +296,7 @@ def main():
         # Named phases in the profile (train_gpt's spans).
         span = torch.profiler.record_function if profiler is not None else (lambda name: contextlib.nullcontext())
         t0 = time.perf_counter()
-        x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)  # in the step, as train_gpt's batch_of
+        x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)  # in the step, as train_gpt's batches
         with span("forward"), dtype_ctx():
             _, loss = net(x, y)
         with span("zero_grad"):

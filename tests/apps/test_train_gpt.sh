@@ -9,7 +9,8 @@
 #   - --fsdp (fully_shard: blocks, then the model) on 1, 2 and 4 ranks and with --grad-accum equals
 #     one process (1e-12); killed on rank 1 and restarted by gradring-run it resumes from its
 #     checkpoint folder bitwise; a checkpoint of 4 ranks resumes on 2 (1e-12 of the 4-rank run);
-#   - --json carries the figures; --generate samples from the saved weights; bad input fails clearly;
+#   - --json carries the figures; --deterministic is plumbed and changes no CPU bit; --generate
+#     samples from the saved weights; bad input fails clearly;
 #   - --dtype bf16 (CPU autocast) trains: the loss falls over 30 steps.
 # Usage: test_train_gpt.sh <gradring-run> <train_gpt>
 set -euo pipefail
@@ -29,12 +30,9 @@ r = random.Random(0)
 words = "to be or not that is the question whether tis nobler in the mind to suffer slings and arrows".split()
 print(" ".join(r.choice(words) for _ in range(14000)))' > "$tmp/corpus.txt"
 
-# Largest absolute difference between the tensors of two safetensors files of the same names.
-maxdiff() { "$py" "$(dirname "$0")/safetensors_maxdiff.py" "$1" "$2"; }
-close() {  # close A B WHAT: the weights agree to 1e-12
+close() {  # close A B WHAT: the same tensor names and shapes, every weight within 1e-12 (NaN fails)
   local d
-  d=$(maxdiff "$1" "$2") || fail "$3: cannot compare the weights"
-  "$py" -c "import sys; sys.exit(0 if $d <= 1e-12 else 1)" || fail "$3: weights differ by $d (more than 1e-12)"
+  d=$("$py" "$(dirname "$0")/safetensors_maxdiff.py" --max 1e-12 "$1" "$2") || fail "$3: weights differ: $d"
   echo "train_gpt: $3: max difference $d"
 }
 
@@ -53,9 +51,16 @@ one --batch-size 8 --save "$tmp/one.st" --json
 tail -1 "$tmp/out.log" | "$py" -c '
 import json, sys
 j = json.loads(sys.stdin.read())
-for k in ("tokens_per_sec", "train_loss", "val_loss", "steps", "world_size", "mfu", "peak_rss_mb"):
+for k in ("tokens_per_sec", "train_loss", "val_loss", "steps", "world_size", "mfu", "peak_rss_mb", "peak_source"):
     assert k in j, k
-assert j["steps"] == 3 and j["world_size"] == 1 and j["tokens_per_sec"] > 0' || fail "--json lacks a field"
+assert j["steps"] == 3 and j["world_size"] == 1 and j["tokens_per_sec"] > 0
+assert j["deterministic"] is False and j["peak_source"].startswith("measured")' || fail "--json lacks a field"
+# --deterministic reaches gr::use_deterministic_algorithms; on the CPU it changes no arithmetic.
+one --batch-size 8 --deterministic --save "$tmp/det.st" --json
+tail -1 "$tmp/out.log" | "$py" -c 'import json, sys; assert json.loads(sys.stdin.read())["deterministic"] is True' ||
+  fail "--deterministic: the JSON does not say deterministic"
+d=$("$py" "$(dirname "$0")/safetensors_maxdiff.py" --max 0 "$tmp/one.st" "$tmp/det.st") ||
+  fail "--deterministic changed the CPU's weights (max difference $d)"
 ranks 2 --batch-size 4 --save "$tmp/two.st"
 close "$tmp/one.st" "$tmp/two.st" "2 ranks (gloo) vs one process"
 ranks 2 --batch-size 4 --backend shm --save "$tmp/two_shm.st"
@@ -112,6 +117,20 @@ ranks 4 --batch-size 2 --fsdp --backend shm --save "$tmp/four_fsdp.st"
 close "$tmp/one.st" "$tmp/four_fsdp.st" "--fsdp on 4 ranks (shm) vs one process"
 ranks 2 --batch-size 2 --grad-accum 2 --fsdp --save "$tmp/two_fsdp_accum.st"
 close "$tmp/one.st" "$tmp/two_fsdp_accum.st" "--fsdp on 2 ranks with --grad-accum 2 vs one process"
+# --fsdp evaluation is collective (the units' gathers): 7 windows over 4 ranks at batch 1 give
+# rank 0 two batches and rank 3 one, so rank 3 runs an uncounted forward; the validation loss
+# still equals one process's.
+val_loss() { tail -1 "$tmp/out.log" | "$py" -c 'import json, sys; l = sys.stdin.read(); print(json.loads(l[l.index("{"):])["val_loss"])'; }
+ev=(--data "$tmp/corpus.txt" --dtype float64 --layers 2 --heads 2 --embd 32 --block 16 --warmup 1 --eval-every 0
+    --eval-windows 7 --seed 5 --steps 3 --sample 0 --json)
+gpt "${ev[@]}" --batch-size 4
+v_one=$(val_loss)
+timeout 300 "$run" --nproc-per-node 4 --standalone "$app" "${ev[@]}" --threads 1 --batch-size 1 --fsdp > "$tmp/out.log" 2>&1 ||
+  fail "train_gpt --fsdp on 4 ranks, 7 validation windows: exit code $?"
+v_fsdp=$(val_loss)
+"$py" -c 'import sys; sys.exit(0 if abs(float(sys.argv[1]) - float(sys.argv[2])) <= 1e-12 else 1)' "$v_one" "$v_fsdp" ||
+  fail "--fsdp on 4 ranks with 7 validation windows: val loss $v_fsdp, one process $v_one"
+echo "train_gpt: --fsdp evaluation over uneven shares of windows: val loss $v_fsdp (one process $v_one)"
 
 # --fsdp resume: rank 1 SIGKILLed after step 3 under --max-restarts 1; the group resumes from the
 # checkpoint folder (rank<r>.safetensors + index.json) bitwise (dropout on: the generators are in

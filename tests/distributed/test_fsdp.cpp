@@ -338,6 +338,8 @@ TEST_CASE("fully_shard with a unit recomputed inside backward (a reentrant check
     g_recompute = [&](const Tensor& h) { return model->fc2(h); };  // through the holder: fc2's hooks run
     auto root = shard_children_then_root(model);
     optim::Adam opt_single(single->parameters(), optim::AdamOptions(1e-2)), opt(root.parameters(), optim::AdamOptions(1e-2));
+    profiler::reset();
+    profiler::enable();
     for (int s = 0; s < 3; ++s) {
       mse_loss(single(data.x[s]), data.y[s]).backward();
       mse_loss(model(data.x[s].narrow(0, rank * 4, 4)), data.y[s].narrow(0, rank * 4, 4)).backward();
@@ -346,6 +348,13 @@ TEST_CASE("fully_shard with a unit recomputed inside backward (a reentrant check
         o->zero_grad();
       }
     }
+    profiler::enable(false);
+    // Two gathers per step each: fc2 in the no-grad forward and in its recomputation (not again
+    // for a pre-backward), fc3 in forward and backward (the recomputation prefetches nothing).
+    std::map<std::string, int> gathers;
+    for (const profiler::Event& e : profiler::events()) ++gathers[e.name];
+    GR_CHECK(gathers["all-gather fc2"] == 6 && gathers["all-gather fc3"] == 6, "rank ", rank, ": fc2 gathered ",
+             gathers["all-gather fc2"], " times and fc3 ", gathers["all-gather fc3"], " in 3 steps (6 each expected)");
     unshard_all(*model);
     require_same_params(*model, *single, 1e-12, "reentrant checkpoint on rank " + std::to_string(rank));
     reshard_all(*model);

@@ -8,6 +8,8 @@ the windows of the byte corpus are chosen exactly as gradring's TokenDataset cho
 
   python bench/gpt_torch.py --model tiny --steps 200 --threads 1
   python -m torch.distributed.run --nproc-per-node 2 bench/gpt_torch.py --model tiny   (DDP, gloo)
+  python -m torch.distributed.run --nproc-per-node 2 bench/gpt_torch.py --model small --fsdp
+      (FSDP2: every block fully_shard, then the model, as train_gpt --fsdp)
   python bench/gpt_torch.py --model small --device cuda    (model, batches and autocast on the GPU)
 """
 import argparse
@@ -193,13 +195,21 @@ def flops_per_token(c, params):
 
 
 @torch.no_grad()
-def evaluate(model, windows, eval_windows, batch, rank, world, dtype_ctx):
-    """Mean loss over the first `eval_windows` validation windows, split over the ranks."""
+def evaluate(model, windows, eval_windows, batch, rank, world, dtype_ctx, collective=False):
+    """Mean loss over the first `eval_windows` validation windows, split over the ranks.
+    collective (FSDP): every forward gathers, so every rank runs rank 0's number of batches
+    (a rank out of windows runs the first window again and counts nothing from it)."""
     model.eval()
     dev = next(model.parameters()).device
     total = torch.zeros(2, dtype=torch.float64, device=dev)
     mine = list(range(rank, eval_windows, world))
-    for i in range(0, len(mine), batch):
+    most = len(range(0, eval_windows, world)) if collective else len(mine)
+    for i in range(0, most, batch):
+        if i >= len(mine):
+            w = windows.tokens[windows.starts[0] + torch.arange(windows.window + 1)][None, :].long().to(dev)
+            with dtype_ctx():
+                model(w[:, :-1])
+            continue
         first = mine[i:i + batch]
         starts = windows.starts[first]
         idx = starts[:, None] + torch.arange(windows.window + 1)[None, :]
@@ -238,6 +248,8 @@ def main():
                     "per-op table and write a Chrome trace here (rank 0's)")
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: the model, the batches and autocast "
                     "there (under torch.distributed.run, cuda is cuda:<local rank> and the group NCCL)")
+    ap.add_argument("--fsdp", action="store_true", help="under torch.distributed.run: FSDP2 (fully_shard on every "
+                    "block, then the model) instead of DDP, as train_gpt --fsdp")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
 
@@ -265,7 +277,16 @@ def main():
     model.to(dev)
     params = model.num_params() - model.wpe.weight.numel()
     ddp_devices = [dev.index] if dev.type == "cuda" else None
-    net = torch.nn.parallel.DistributedDataParallel(model, device_ids=ddp_devices) if world > 1 else model
+    if a.fsdp:
+        if world == 1 or a.save:
+            sys.exit("--fsdp: run under torch.distributed.run (2+ ranks), without --save")
+        from torch.distributed.fsdp import fully_shard
+        for block in model.blocks:
+            fully_shard(block)
+        fully_shard(model)
+        net = model
+    else:
+        net = torch.nn.parallel.DistributedDataParallel(model, device_ids=ddp_devices) if world > 1 else model
     opt = make_optimizer(model, a.lr, a.weight_decay)
     min_lr = a.min_lr if a.min_lr is not None else a.lr / 10
 
@@ -319,7 +340,7 @@ def main():
         last = step + 1 == a.steps
         evaluated = a.eval_every > 0 and ((step + 1) % a.eval_every == 0 or last)
         if evaluated:
-            val_loss = evaluate(model, val, a.eval_windows, B, rank, world, dtype_ctx)
+            val_loss = evaluate(model, val, a.eval_windows, B, rank, world, dtype_ctx, collective=a.fsdp)
         if rank == 0 and not a.json and (step % 10 == 0 or last or evaluated):
             tps = timed_tokens / timed_seconds if timed_seconds > 0 else 0.0
             msg = f"step {step + 1}/{a.steps} loss {loss_value:.4f} lr {opt.param_groups[0]['lr']:.2e} {tps:.0f} tok/s"
@@ -341,7 +362,8 @@ def main():
         out = {"steps": a.steps, "world_size": world, "tokens_per_sec": tps, "train_loss": loss_value,
                "val_loss": val_loss, "params": params, "flops_per_token": flops_per_token(c, params),
                "peak_rss_mb": rss_mb, "torch": torch.__version__, "threads": a.threads,
-               "attention": "sdpa" if SDPA else "composite", "dtype": a.dtype}
+               "attention": "sdpa" if SDPA else "composite", "dtype": a.dtype,
+               "fsdp": a.fsdp}
         print(json.dumps(out) if a.json else f"done: {tps:.0f} tokens/s, val loss {val_loss:.4f}, peak RSS {rss_mb:.0f} MB")
     if world > 1:
         torch.distributed.destroy_process_group()

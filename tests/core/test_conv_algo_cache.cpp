@@ -34,6 +34,8 @@ TEST_CASE("conv algorithm keys: equal for the same problem, different when anyth
   others.push_back(conv_algo_key(a, kFloat32, 1, ConvPass::kForward));
   others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kBackwardData));
   others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kBackwardFilter));
+  others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kForward, /*tf32=*/true));  // TF32 math: its own list
+  CHECK(conv_algo_key(a, kFloat64, 0, ConvPass::kForward, true) == conv_algo_key(a, kFloat64, 0, ConvPass::kForward));
   int64_t native::Conv2dArgs::*fields[] = {
       &native::Conv2dArgs::N,     &native::Conv2dArgs::C_in,     &native::Conv2dArgs::H,
       &native::Conv2dArgs::W,     &native::Conv2dArgs::C_out,    &native::Conv2dArgs::kH,

@@ -47,7 +47,7 @@ struct Run {
 
 bool same_params(nn::Module& a, nn::Module& b) {
   auto sa = a.state_dict(), sb = b.state_dict();
-  if (sa.size() != sb.size()) return false;
+  if (sa.keys() != sb.keys()) return false;
   for (size_t i = 0; i < sa.size(); ++i)
     if (!sa.items()[i].second.equal(sb.items()[i].second)) return false;
   return true;

@@ -138,10 +138,8 @@ Bench bgemm(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, const s
   return {"bgemm", label, check, [=] { product(); }, 2.0 * M * N * K, false};
 }
 
-Bench sgemm(int64_t n) {
-  const std::string s = std::to_string(n);
-  return sgemm(n, n, n, false, s + "x" + s + "x" + s);
-}
+// "NxNxN": the label of a square product (bench/compare_gemm.py matches rows by it).
+std::string cube(int64_t n) { return std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n); }
 
 // ---- conv2d (stride 1, no padding), checked against a direct convolution in double ----
 struct ConvShape {
@@ -505,8 +503,8 @@ int main(int argc, char** argv) {
 
   std::vector<Bench> benches;
   if (selected(filter, "sgemm")) {
-    for (int64_t n : {256, 512, 1024, 2048}) benches.push_back(sgemm(n));
-    if (g_device.is_cuda()) benches.push_back(sgemm(4096));
+    for (int64_t n : {256, 512, 1024, 2048}) benches.push_back(sgemm(n, n, n, false, cube(n)));
+    if (g_device.is_cuda()) benches.push_back(sgemm(4096, 4096, 4096, false, cube(4096)));
     // train_gpt tiny's weight gradients (768 tokens): dW [out, in] = dY^T X, A transposed.
     for (auto [out, in] : {std::pair<int64_t, int64_t>{384, 128}, {128, 128}, {512, 128}, {128, 512}, {256, 128}})
       benches.push_back(sgemm(out, in, 768, true, std::to_string(out) + "x" + std::to_string(in) + "x768,A^T"));
@@ -520,15 +518,12 @@ int main(int argc, char** argv) {
       benches.push_back(bgemm(768, in, out, false, false, "768x" + i + "x" + o));
       benches.push_back(bgemm(out, in, 768, true, false, o + "x" + i + "x768,A^T"));
     }
-    benches.push_back(bgemm(1024, 1024, 1024, false, false, "1024x1024x1024"));
+    benches.push_back(bgemm(1024, 1024, 1024, false, false, cube(1024)));
     if (g_device.is_cuda()) {
       // Issue 31's targets (>= 90% of torch.mm at 1024^3 and 4096^3), and train_gpt's 12-layer
       // 768-wide model at batch 16 x 512 tokens: c_attn, c_fc, c_proj forward (x W^T), an input
       // gradient (dY W) and weight gradients (dY^T X).
-      for (int64_t n : {2048, 4096}) {
-        const std::string d = std::to_string(n);
-        benches.push_back(bgemm(n, n, n, false, false, d + "x" + d + "x" + d));
-      }
+      for (int64_t n : {2048, 4096}) benches.push_back(bgemm(n, n, n, false, false, cube(n)));
       for (auto [out, in] : {std::pair<int64_t, int64_t>{2304, 768}, {3072, 768}, {768, 3072}}) {
         const std::string o = std::to_string(out), i = std::to_string(in);
         benches.push_back(bgemm(8192, out, in, false, true, "8192x" + o + "x" + i + ",B^T"));

@@ -169,9 +169,10 @@ Corpus read_corpus(const std::string& path) {
   return c;
 }
 
-// --dtype bf16: float32 master weights and optimizer, the forward and the loss under CPU
-// autocast (matmuls and attention in bfloat16, the loss in float32; Note [Autocast]), the
-// backward outside it, as torch.autocast's recipe. Other dtypes: a disabled guard.
+// --dtype bf16: float32 master weights and optimizer, the forward and the loss under the
+// device's autocast (matmuls and attention in bfloat16, the loss in float32, on CUDA also the
+// layer norms; Note [Autocast]), the backward outside it, as torch.autocast's recipe. Other
+// dtypes: a disabled guard.
 autocast::AutocastGuard mixed_precision(const Options& o, const Job& job) {
   return autocast::AutocastGuard(job.device.type(), kBFloat16, o.dtype == "bf16");
 }
@@ -230,8 +231,6 @@ int run(const Options& o, Job& job) {
   set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
   use_deterministic_algorithms(o.deterministic);
   if (o.generate) return generate(o, job);
-  GR_CHECK(o.dtype != "bf16" || job.device.is_cpu(), "--dtype bf16 is CPU autocast; on ", job.device,
-           " train in float32 (autocast on CUDA is not implemented yet)");
   GR_CHECK(!o.fsdp || o.zero == 0, "--fsdp shards the AdamW state itself: drop --zero 1");
   manual_seed(o.seed);
   const apps::GPTConfig config = config_of(o);
@@ -496,7 +495,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "CPU threads per process (default: OMP_NUM_THREADS, else the cores shared among this node's ranks)")
       ->check(apps::non_negative());
   app.add_option("--seed", o.seed, "seed for initialisation, batches, dropout and sampling")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "float32, float64 (for checks against PyTorch), or bf16 (float32 weights, CPU autocast: matmuls and attention in bfloat16)")
+  app.add_option("--dtype", o.dtype, "float32, float64 (for checks against PyTorch), or bf16 (float32 weights, autocast on the device: matmuls and attention in bfloat16)")
       ->capture_default_str()
       ->check(CLI::IsMember({"float32", "float64", "bf16"}));
   app.add_option("--eval-every", o.eval_every, "steps between validation losses (0: only at the end)")->capture_default_str()->check(apps::non_negative());

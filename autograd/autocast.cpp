@@ -21,20 +21,20 @@ size_t index(DeviceType d) { return static_cast<size_t>(d); }
 
 }  // namespace
 
-bool is_autocast_available(DeviceType device_type) { return device_type == kCPU; }
+bool is_autocast_available(DeviceType device_type) { return device_type == kCPU || device_type == kCUDA; }
 
 bool is_autocast_enabled(DeviceType device_type) { return t_enabled[index(device_type)]; }
 
 void set_autocast_enabled(DeviceType device_type, bool enabled) {
-  GR_CHECK(!enabled || is_autocast_available(device_type), "set_autocast_enabled: autocast is not implemented for ",
-           device_type == kCUDA ? "CUDA" : "this device type", " yet (only the CPU, with bfloat16)");
+  GR_CHECK(!enabled || is_autocast_available(device_type),
+           "set_autocast_enabled: autocast is not implemented for this device type");
   t_enabled[index(device_type)] = enabled;
 }
 
 ScalarType get_autocast_dtype(DeviceType device_type) { return t_dtype[index(device_type)]; }
 
 void set_autocast_dtype(DeviceType device_type, ScalarType dtype) {
-  // PyTorch's CPU autocast supports bfloat16 and float16.
+  // PyTorch's autocast supports bfloat16 and float16, on the CPU and on CUDA.
   GR_CHECK(is_reduced_float(dtype), "set_autocast_dtype: the autocast dtype must be bfloat16 or float16, got ", dtype);
   t_dtype[index(device_type)] = dtype;
 }
@@ -53,7 +53,7 @@ AutocastGuard::AutocastGuard(DeviceType device_type, ScalarType dtype, bool enab
   set_autocast_dtype(device_type, dtype);
   try {
     set_autocast_enabled(device_type, enabled);
-  } catch (...) {  // CUDA: leave the state as it was
+  } catch (...) {  // an unavailable device type: leave the state as it was
     t_dtype[index(device_type)] = prev_dtype_;
     throw;
   }

@@ -28,6 +28,7 @@ size_t env_workspace_limit() {
 
 std::atomic<bool> g_cudnn_enabled{env_flag("GRADRING_CUDNN", true)};
 std::atomic<bool> g_cudnn_benchmark{env_flag("GRADRING_CUDNN_BENCHMARK", false)};
+std::atomic<bool> g_cudnn_tf32{env_flag("GRADRING_CUDNN_TF32", false)};
 std::atomic<size_t> g_workspace_limit{env_workspace_limit()};
 thread_local Conv2dPath t_last_path = Conv2dPath::kNone;
 
@@ -92,6 +93,8 @@ void set_cudnn_enabled(bool enabled) { g_cudnn_enabled.store(enabled); }
 bool cudnn_enabled() { return g_cudnn_enabled.load(); }
 void set_cudnn_benchmark(bool enabled) { g_cudnn_benchmark.store(enabled); }
 bool cudnn_benchmark() { return g_cudnn_benchmark.load(); }
+void set_cudnn_allow_tf32(bool enabled) { g_cudnn_tf32.store(enabled); }
+bool cudnn_allow_tf32() { return g_cudnn_tf32.load(); }
 void set_conv2d_workspace_limit(size_t bytes) { g_workspace_limit.store(bytes); }
 size_t conv2d_workspace_limit() { return g_workspace_limit.load(); }
 Conv2dPath last_conv2d_path() { return t_last_path; }

@@ -24,6 +24,13 @@ bool cudnn_enabled();
 void set_cudnn_benchmark(bool enabled);
 bool cudnn_benchmark();
 
+// Whether float32 convolutions may run on TF32 tensor cores (10-bit mantissa products, float
+// accumulation), as PyTorch allows by default (torch.backends.cudnn.allow_tf32). Default off,
+// as every float32 product here; GRADRING_CUDNN_TF32=1 turns it on at startup. For
+// measurements beside PyTorch's defaults.
+void set_cudnn_allow_tf32(bool enabled);
+bool cudnn_allow_tf32();
+
 // Upper bound on the scratch memory of one conv2d call (default 1 GiB; at startup
 // GRADRING_CONV_WORKSPACE_MB): cuDNN skips algorithms needing more workspace, im2col cuts
 // the minibatch into chunks whose columns fit (at least one image per chunk).

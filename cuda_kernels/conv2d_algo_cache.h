@@ -27,25 +27,35 @@ struct ConvAlgoKey {
   ScalarType dtype = kFloat32;
   int device = 0;
   ConvPass pass = ConvPass::kForward;
+  bool tf32 = false;           // float32 with TF32 tensor-core math allowed (set_cudnn_allow_tf32)
   bool deterministic = false;  // searched under deterministic algorithms: another list
   bool operator==(const ConvAlgoKey&) const = default;
 };
 
+// The switches that change a problem's algorithm list, named at the call
+// (conv_algo_key(a, t, d, P, {.tf32 = x, .deterministic = y})) so that two bools cannot swap.
+struct ConvAlgoMode {
+  bool tf32 = false;
+  bool deterministic = false;
+};
+
 inline ConvAlgoKey conv_algo_key(const native::Conv2dArgs& a, ScalarType dtype, int device, ConvPass pass,
-                                 bool deterministic = false) {
+                                 ConvAlgoMode mode = {}) {
   ConvAlgoKey k;
   k.dims = {a.N,        a.C_in,     a.H,     a.W,     a.C_out, a.kH,    a.kW,
             a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dil_h, a.dil_w, a.groups};
   k.dtype = dtype;
   k.device = device;
   k.pass = pass;
-  k.deterministic = deterministic;
+  k.tf32 = mode.tf32 && dtype == kFloat32;  // TF32 changes nothing for other dtypes
+  k.deterministic = mode.deterministic;
   return k;
 }
 
 struct ConvAlgoKeyHash {
   size_t operator()(const ConvAlgoKey& k) const {
-    size_t h = std::hash<int>()((k.device * 4 + static_cast<int>(k.pass)) * 2 + (k.deterministic ? 1 : 0));
+    size_t h = std::hash<int>()(((k.device * 4 + static_cast<int>(k.pass)) * 2 + int(k.tf32)) * 2 +
+                                int(k.deterministic));
     auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
     mix(static_cast<uint64_t>(k.dtype));
     for (int64_t d : k.dims) mix(static_cast<uint64_t>(d));

@@ -3,8 +3,9 @@
 // mode), each with the workspace cudnnGet*WorkspaceSize reports, and caches it; a call takes
 // the first algorithm within the workspace limit whose workspace the device allocator can
 // give, falling back to algorithms needing less after a failed allocation and to the next
-// one after NOT_SUPPORTED. float32 runs FMA math only (no TF32), like the cuBLAS GEMMs. Under
-// deterministic algorithms only those cuDNN rates deterministic, in the heuristics' order.
+// one after NOT_SUPPORTED. float32 runs FMA math only (no TF32), like the cuBLAS GEMMs, unless
+// set_cudnn_allow_tf32 (conv2d.h) allows tensor-core math. Under deterministic algorithms only
+// those cuDNN rates deterministic, in the heuristics' order.
 #include "cuda_kernels/conv2d_cudnn.h"
 
 #include <algorithm>
@@ -54,7 +55,7 @@ struct ConvProblem {
         y(t, int(a.N), int(a.C_out), int(a.H_out), int(a.W_out)),
         w(t, int(a.C_out), int(a.C_in / a.groups), int(a.kH), int(a.kW)),
         conv(t, int(a.pad_h), int(a.pad_w), int(a.stride_h), int(a.stride_w), int(a.dil_h), int(a.dil_w),
-             int(a.groups)) {}
+             int(a.groups), cudnn_allow_tf32()) {}
   TensorDescriptor x, y;
   FilterDescriptor w;
   ConvolutionDescriptor conv;
@@ -224,7 +225,8 @@ template <ConvPass P>
 bool run_pass(const Conv2dArgs& a, ScalarType t, cudnnHandle_t h, const ConvProblem& p, const Buffers& b) {
   const int device = current_device();
   const bool deterministic = are_deterministic_algorithms_enabled();
-  const ConvAlgoKey key = conv_algo_key(a, t, device, P, deterministic);
+  const ConvAlgoKey key = conv_algo_key(
+      a, t, device, P, {.tf32 = p.conv.math_type() == CUDNN_TENSOR_OP_MATH, .deterministic = deterministic});
   std::optional<ConvAlgoList> cached = algo_cache().find(key);
   const ConvAlgoList list =
       cached ? std::move(*cached) : algo_cache().insert(key, search<P>(h, p, b, device, deterministic));

@@ -70,8 +70,8 @@ FilterDescriptor::FilterDescriptor(ScalarType t, int k, int c, int h, int w) {
 }
 
 ConvolutionDescriptor::ConvolutionDescriptor(ScalarType t, int pad_h, int pad_w, int stride_h, int stride_w, int dil_h,
-                                             int dil_w, int groups)
-    : math_(t == kFloat32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH) {
+                                             int dil_w, int groups, bool tf32)
+    : math_(t != kFloat32 ? CUDNN_DEFAULT_MATH : tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH) {
   GR_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc_));
   GR_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(desc_, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w,
                                                  CUDNN_CROSS_CORRELATION, cudnn_data_type(t, "cuDNN convolution")));

@@ -77,11 +77,12 @@ class FilterDescriptor : public CudnnDescriptor<cudnnFilterDescriptor_t, cudnnDe
 };
 
 // A 2-D cross-correlation (what deep-learning frameworks call convolution) with groups,
-// computed in dtype t. float32 is restricted to FMA math (no TF32), as the cuBLAS GEMMs are.
+// computed in dtype t. float32 is restricted to FMA math (no TF32), as the cuBLAS GEMMs are,
+// unless `tf32` (set_cudnn_allow_tf32, PyTorch's torch.backends.cudnn.allow_tf32).
 class ConvolutionDescriptor : public CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor> {
  public:
   ConvolutionDescriptor(ScalarType t, int pad_h, int pad_w, int stride_h, int stride_w, int dil_h, int dil_w,
-                        int groups);
+                        int groups, bool tf32 = false);
   cudnnMathType_t math_type() const { return math_; }
 
  private:

@@ -78,7 +78,7 @@ Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val
 Tensor relu6(const Tensor& self) { return hardtanh(self, 0, 6); }
 
 Tensor prelu(const Tensor& self, const Tensor& weight) {
-  GR_AUTOCAST(lower_precision_fp, prelu, self, weight);
+  GR_AUTOCAST(prelu, self, weight);
   GR_CHECK(self.defined() && weight.defined(), "prelu: undefined tensor argument");
   GR_CHECK(self.is_floating_point() && weight.scalar_type() == self.scalar_type(),
            "prelu: expected input and weight of one floating dtype, got ", self.scalar_type(), " and ",

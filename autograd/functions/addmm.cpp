@@ -59,7 +59,7 @@ Tensor baddbmm_impl(const char* op, const Tensor& self, const Tensor& b1, const 
 }  // namespace
 
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
-  GR_AUTOCAST(lower_precision_fp, addmm, self, mat1, mat2, beta, alpha);
+  GR_AUTOCAST(addmm, self, mat1, mat2, beta, alpha);
   GR_CHECK(mat1.defined() && mat2.defined(), "addmm: undefined tensor argument");
   GR_CHECK(mat1.dim() == 2 && mat2.dim() == 2, "addmm: mat1 and mat2 must be matrices, got ", mat1.dim(), "-D and ",
            mat2.dim(), "-D tensors (", mat1.sizes(), " and ", mat2.sizes(), ")");
@@ -70,13 +70,13 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
 
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                const Scalar& alpha) {
-  GR_AUTOCAST(lower_precision_fp, baddbmm, self, batch1, batch2, beta, alpha);
+  GR_AUTOCAST(baddbmm, self, batch1, batch2, beta, alpha);
   check_batches("baddbmm", batch1, batch2);
   return baddbmm_impl("baddbmm", self, batch1, batch2, beta.to_double(), alpha.to_double(), false);
 }
 
 Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
-  GR_AUTOCAST(lower_precision_fp, addbmm, self, batch1, batch2, beta, alpha);
+  GR_AUTOCAST(addbmm, self, batch1, batch2, beta, alpha);
   check_batches("addbmm", batch1, batch2);
   // sum_b batch1[b] @ batch2[b] is one product of [M, B*K] and [B*K, N].
   const int64_t B = batch1.size(0), M = batch1.size(1), K = batch1.size(2), N = batch2.size(2);

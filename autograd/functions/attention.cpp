@@ -61,7 +61,7 @@ Tensor composite_forward(const Tensor& q, const Tensor& k, const Tensor& v, cons
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale) {
-  GR_AUTOCAST(lower_precision_fp, scaled_dot_product_attention, query, key, value, attn_mask, dropout_p, is_causal,
+  GR_AUTOCAST(scaled_dot_product_attention, query, key, value, attn_mask, dropout_p, is_causal,
               scale);
   const Tensor mask = attn_mask ? *attn_mask : Tensor();
   if (mask.defined() && autograd::needs_grad(mask)) {

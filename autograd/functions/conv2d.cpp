@@ -69,7 +69,7 @@ namespace gr {
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
               IntArrayRef dilation, int64_t groups) {
-  GR_AUTOCAST(lower_precision_fp, conv2d, input, weight, bias, stride, padding, dilation, groups);
+  GR_AUTOCAST(conv2d, input, weight, bias, stride, padding, dilation, groups);
   return autograd::conv2d(native::conv2d_args(input, weight, bias, stride, padding, dilation, groups), input, weight,
                           bias);
 }
@@ -77,7 +77,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
 // A 1-D convolution is the 2-D one over a unit height.
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
               IntArrayRef dilation, int64_t groups) {
-  GR_AUTOCAST(lower_precision_fp, conv1d, input, weight, bias, stride, padding, dilation, groups);
+  GR_AUTOCAST(conv1d, input, weight, bias, stride, padding, dilation, groups);
   const native::Conv2dArgs a = native::conv1d_args(input, weight, bias, stride, padding, dilation, groups);
   return autograd::conv2d(a, input.unsqueeze(2), weight.unsqueeze(2), bias).squeeze(2);
 }

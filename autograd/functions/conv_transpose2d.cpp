@@ -44,7 +44,7 @@ Tensor conv_transpose(const native::Conv2dArgs& a, const Tensor& input, const Te
 
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
-  GR_AUTOCAST(lower_precision_fp, conv_transpose2d, input, weight, bias, stride, padding, output_padding, groups, dilation);
+  GR_AUTOCAST(conv_transpose2d, input, weight, bias, stride, padding, output_padding, groups, dilation);
   return conv_transpose(
       native::conv_transpose2d_args(input, weight, bias, stride, padding, output_padding, groups, dilation), input,
       weight, bias);
@@ -52,7 +52,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
 
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
-  GR_AUTOCAST(lower_precision_fp, conv_transpose1d, input, weight, bias, stride, padding, output_padding, groups, dilation);
+  GR_AUTOCAST(conv_transpose1d, input, weight, bias, stride, padding, output_padding, groups, dilation);
   const native::Conv2dArgs a =
       native::conv_transpose1d_args(input, weight, bias, stride, padding, output_padding, groups, dilation);
   return conv_transpose(a, input.unsqueeze(2), weight.unsqueeze(2), bias).squeeze(2);

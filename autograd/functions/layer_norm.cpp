@@ -2,6 +2,7 @@
 // forward and first-order backward; under create_graph the backward is written with gr::
 // ops, recomputing the statistics from x so their dependence on x is differentiated too
 // (Note [Double backward]).
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/native/layer_norm.h"
@@ -34,7 +35,8 @@ TensorList layer_norm_backward_differentiable(const Tensor& g, const Tensor& x, 
 }  // namespace
 
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias,
-                  double eps, bool /*cudnn_enable*/) {
+                  double eps, bool cudnn_enable) {
+  GR_AUTOCAST(layer_norm, input, normalized_shape, weight, bias, eps, cudnn_enable);
   auto [out, mean, rstd] = native::layer_norm(input, normalized_shape, weight, bias, eps);
   if (autograd::needs_grad(input, weight, bias)) {
     std::vector<int64_t> shape(normalized_shape.begin(), normalized_shape.end());

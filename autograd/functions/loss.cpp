@@ -15,7 +15,7 @@ using autograd::SavedTensor;
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                 int64_t ignore_index) {
-  GR_AUTOCAST(fp32, nll_loss, input, target, weight, reduction, ignore_index);
+  GR_AUTOCAST(nll_loss, input, target, weight, reduction, ignore_index);
   auto [out, total_weight] = native::nll_loss(input, target, weight, reduction, ignore_index);
   if (autograd::needs_grad(input)) {
     record("NllLossBackward0", {input}, {out},
@@ -36,14 +36,14 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                      int64_t ignore_index) {
-  GR_AUTOCAST(fp32, cross_entropy, input, target, weight, reduction, ignore_index);
+  GR_AUTOCAST(cross_entropy, input, target, weight, reduction, ignore_index);
   GR_CHECK(input.defined() && (input.dim() == 1 || input.dim() == 2),
            "cross_entropy: expected input of shape [N, C] or [C], got ", input.defined() ? input.sizes() : IntArrayRef());
   return nll_loss(log_softmax(input, input.dim() - 1), target, weight, reduction, ignore_index);
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  GR_AUTOCAST(fp32, mse_loss, input, target, reduction);
+  GR_AUTOCAST(mse_loss, input, target, reduction);
   GR_CHECK(input.defined() && target.defined(), "mse_loss: input and target must be defined");
   GR_CHECK(input.sizes() == target.sizes(), "mse_loss: input of shape ", input.sizes(),
            " and target of shape ", target.sizes(), " must have the same shape");

@@ -37,16 +37,16 @@ Tensor matmul_nd(const char* name, const Tensor& a, const Tensor& b, Tensor (*fo
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
-  GR_AUTOCAST(lower_precision_fp, mm, a, b);
+  GR_AUTOCAST(mm, a, b);
   return matmul_nd("MmBackward0", a, b, native::mm);
 }
 Tensor bmm(const Tensor& a, const Tensor& b) {
-  GR_AUTOCAST(lower_precision_fp, bmm, a, b);
+  GR_AUTOCAST(bmm, a, b);
   return matmul_nd("BmmBackward0", a, b, native::bmm);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
-  GR_AUTOCAST(lower_precision_fp, matmul, a, b);
+  GR_AUTOCAST(matmul, a, b);
   GR_CHECK(a.defined() && b.defined() && a.dim() >= 1 && b.dim() >= 1,
            "matmul: both arguments need at least 1 dimension");
   // Two matrices are mm (MmBackward0, as PyTorch records); other shapes keep gradring's one fused node,
@@ -63,7 +63,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  GR_AUTOCAST(lower_precision_fp, linear, x, weight, bias);
+  GR_AUTOCAST(linear, x, weight, bias);
   GR_CHECK(weight.dim() == 2, "linear: weight must be 2-D [out_features, in_features], got ", weight.sizes());
   GR_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1), "linear: input's last dimension (",
            x.dim() ? x.size(-1) : 0, ") must equal in_features (", weight.size(1), "); input ", x.sizes(),

@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <vector>
 
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
@@ -64,7 +65,8 @@ Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor&
 }
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps,
-                  bool /*cudnn_enabled*/) {
+                  bool cudnn_enabled) {
+  GR_AUTOCAST(group_norm, input, num_groups, weight, bias, eps, cudnn_enabled);
   GR_CHECK(input.defined() && input.dim() >= 2, "group_norm: expected input of shape [N, C, *], got ",
            input.defined() ? input.sizes() : IntArrayRef{});
   const int64_t N = input.size(0), C = input.size(1);

@@ -54,11 +54,11 @@ Tensor prod_impl(const Tensor& x, std::optional<int64_t> dim, bool keepdim, std:
 }  // namespace
 
 Tensor prod(const Tensor& x, std::optional<ScalarType> dtype) {
-  GR_AUTOCAST(fp32, prod, x, dtype);
+  GR_AUTOCAST(prod, x, dtype);
   return prod_impl(x, std::nullopt, false, dtype);
 }
 Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
-  GR_AUTOCAST(fp32, prod, x, dim, keepdim, dtype);
+  GR_AUTOCAST(prod, x, dim, keepdim, dtype);
   return prod_impl(x, dim, keepdim, dtype);
 }
 

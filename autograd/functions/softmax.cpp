@@ -1,5 +1,6 @@
 // softmax and log_softmax with backward (both read the saved output; fused kernel for
 // first-order passes, gr:: ops under create_graph).
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/native/softmax.h"
@@ -28,7 +29,13 @@ Tensor softmax_op(const Tensor& x, int64_t dim, bool log) {
 }
 }  // namespace
 
-Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_op(x, dim, true); }
-Tensor softmax(const Tensor& x, int64_t dim) { return softmax_op(x, dim, false); }
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  GR_AUTOCAST(log_softmax, x, dim);  // float32 under CUDA autocast (Note [Autocast policy table])
+  return softmax_op(x, dim, true);
+}
+Tensor softmax(const Tensor& x, int64_t dim) {
+  GR_AUTOCAST(softmax, x, dim);
+  return softmax_op(x, dim, false);
+}
 
 }  // namespace gr

@@ -203,11 +203,14 @@ void check_matmul_args(const Tensor& a, const Tensor& b, const char* op) {
 }
 
 // bfloat16 products on the CPU go to the GEMM as they are (pair products on AVX512_BF16, else
-// widened while packing; Note [bfloat16 pair products]): mm and mm_bias round each float sum
-// to bfloat16 as the tiles are stored, batched products write float32 rounded once at the end
-// (Note [Reduced float math]). Others in reduced precision (float16, CUDA) are converted to
-// float32 copies first.
-bool widened_by_gemm(const Tensor& a) { return a.scalar_type() == kBFloat16 && a.device().is_cpu(); }
+// widened while packing; Note [bfloat16 pair products]), and bfloat16/float16 ones on CUDA
+// (tensor cores, float32 accumulation): mm and mm_bias round each float sum to the reduced
+// type as it is stored, batched products write float32 rounded once at the end (Note
+// [Reduced float math]). float16 on the CPU is converted to float32 copies first.
+bool widened_by_gemm(const Tensor& a) {
+  const ScalarType t = a.scalar_type();
+  return (t == kBFloat16 && a.device().is_cpu()) || (is_reduced_float(t) && a.device().is_cuda());
+}
 ScalarType gemm_out_dtype(const Tensor& a) { return widened_by_gemm(a) ? kFloat32 : a.scalar_type(); }
 
 }  // namespace

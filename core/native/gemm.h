@@ -10,7 +10,8 @@ namespace gr::native {
 
 // C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, all row-major with leading dims;
 // op(X) is X or X^T. beta == 0 ignores C's old contents (even NaN). t is A's and B's dtype
-// and C's, except t = bfloat16 (CPU only): then C is float32, the products' accumulator.
+// and C's, except t = bfloat16 (CPU and CUDA) or float16 (CUDA): then C is float32, the
+// products' accumulator.
 using GemmFn = void (*)(ScalarType t, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
                         const void* A, int64_t lda, const void* B, int64_t ldb, double beta, void* C, int64_t ldc);
 GR_DECLARE_DISPATCH(GemmFn, gemm_stub);
@@ -27,9 +28,10 @@ GR_DECLARE_DISPATCH(GemmBatchedFn, gemm_batched_stub);
 // C[M,N] = op(A)[M,K] op(B)[K,N] + bias[N] on every row: linear's product with its bias, the
 // gemm_stub contract with alpha = 1, beta = 0 and the row vector added to the finished
 // product (the same values as gemm, then a separate add). t: float32 or float64, for A, B,
-// bias and C; on the CPU also bfloat16, where bias may be null and each float sum (with the
-// bias) is rounded to bfloat16 once. CPU: the packed GEMM adds the bias as it stores each tile
-// (See Note [Bias in the GEMM epilogue]); CUDA: cuBLAS GEMM, then a bias kernel.
+// bias and C; also bfloat16 (CPU and CUDA) and float16 (CUDA), where bias may be null and
+// each float sum (with the bias) is rounded to the reduced type once. CPU: the packed GEMM
+// adds the bias as it stores each tile (See Note [Bias in the GEMM epilogue]); CUDA: cuBLAS
+// GEMM then a bias kernel, or cuBLASLt with the bias in its epilogue (bfloat16/float16).
 using GemmBiasFn = void (*)(ScalarType t, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* A,
                             int64_t lda, const void* B, int64_t ldb, const void* bias, void* C, int64_t ldc);
 GR_DECLARE_DISPATCH(GemmBiasFn, gemm_bias_stub);
@@ -49,8 +51,8 @@ void set_gemm_threads(int n);
 // C = op(A) * op(B) for 2-D tensors (any strides; transposed views need no copy).
 Tensor mm(const Tensor& a, const Tensor& b);
 // a @ b + bias for 2-D a [M,K], b [K,N] and a 1-D bias [N] (linear's product): one
-// gemm_bias_stub call for float32/float64 (the values of mm then add_) and for bfloat16 on
-// the CPU (rounded once, after the bias), else mm then add_.
+// gemm_bias_stub call for float32/float64 (the values of mm then add_) and for the reduced
+// floats the device's GEMM takes (rounded once, after the bias), else mm then add_.
 Tensor mm_bias(const Tensor& a, const Tensor& b, const Tensor& bias);
 // out[i] = a[i] @ b[i] for 3-D tensors of equal batch size.
 Tensor bmm(const Tensor& a, const Tensor& b);

@@ -34,14 +34,15 @@ int64_t pool_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad
 // CPU's scatter order and rounding, with no atomics.
 
 // Outputs [lo, hi) along one dim whose window [o * stride - pad, o * stride - pad + extent)
-// holds input i (extent = (kernel - 1) * dilation + 1).
+// holds input i (extent = (kernel - 1) * dilation + 1). The divisions run in I: CUDA passes
+// int32_t where the geometry fits (Note [Fast index division] in cuda_kernels/int_divider.h).
 struct OutputRange {
   int64_t lo, hi;
 };
-GR_HOST_DEVICE GR_INLINE OutputRange windows_holding(int64_t i, int64_t pad, int64_t extent, int64_t stride,
-                                                     int64_t out) {
-  const int64_t first = i + pad - extent + 1;  // o * stride >= first
-  const int64_t lo = first <= 0 ? 0 : (first + stride - 1) / stride;
+template <class I = int64_t>
+GR_HOST_DEVICE GR_INLINE OutputRange windows_holding(I i, I pad, I extent, I stride, I out) {
+  const I first = i + pad - extent + 1;  // o * stride >= first
+  const I lo = first <= 0 ? I(0) : (first + stride - 1) / stride;
   return {lo, math::max(lo, math::min(out, (i + pad) / stride + 1))};
 }
 
@@ -67,11 +68,11 @@ GR_HOST_DEVICE GR_INLINE MaxAt<T> max_pool2d_at(const T* x, const Pool2dGeometry
   return best;
 }
 // grad_in at (h, w): the sum of the grad_out elements whose index is h * W + w.
-template <class T>
+template <class T, class I = int64_t>
 GR_HOST_DEVICE GR_INLINE T max_pool2d_backward_at(const T* go, const int64_t* idx, const Pool2dGeometry& g, int64_t h,
                                                   int64_t w) {
-  const OutputRange rh = windows_holding(h, g.pH, (g.kH - 1) * g.dH + 1, g.sH, g.oH);
-  const OutputRange rw = windows_holding(w, g.pW, (g.kW - 1) * g.dW + 1, g.sW, g.oW);
+  const OutputRange rh = windows_holding<I>(I(h), I(g.pH), I((g.kH - 1) * g.dH + 1), I(g.sH), I(g.oH));
+  const OutputRange rw = windows_holding<I>(I(w), I(g.pW), I((g.kW - 1) * g.dW + 1), I(g.sW), I(g.oW));
   const int64_t at = h * g.W + w;
   T s = T(0);
   for (int64_t oh = rh.lo; oh < rh.hi; ++oh)

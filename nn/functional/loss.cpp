@@ -67,7 +67,7 @@ Tensor neg_log_sigmoid(const Tensor& x) {
 }  // namespace
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options) {
-  GR_AUTOCAST(fp32, l1_loss, input, target, options);
+  GR_AUTOCAST(l1_loss, input, target, options);
   check_pointwise("l1_loss", input, target);
   return reduce((input - target).abs(), options.reduction());
 }
@@ -77,7 +77,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOpti
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options) {
-  GR_AUTOCAST(fp32, smooth_l1_loss, input, target, options);
+  GR_AUTOCAST(smooth_l1_loss, input, target, options);
   check_pointwise("smooth_l1_loss", input, target);
   const double beta = options.beta();
   GR_CHECK(beta >= 0, "smooth_l1_loss: beta must be non-negative, got ", beta);
@@ -87,7 +87,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1L
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options) {
-  GR_AUTOCAST(fp32, huber_loss, input, target, options);
+  GR_AUTOCAST(huber_loss, input, target, options);
   check_pointwise("huber_loss", input, target);
   const double delta = options.delta();
   GR_CHECK(delta > 0, "huber_loss: delta must be positive, got ", delta);
@@ -96,7 +96,7 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFunc
 }
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
-  GR_AUTOCAST(fp32, nll_loss, input, target, options);
+  GR_AUTOCAST(nll_loss, input, target, options);
   check_defined("nll_loss", {&input, &target});
   if (input.dim() <= 2)
     return gr::nll_loss(input, target, options.weight(), options.reduction(), options.ignore_index());
@@ -112,7 +112,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOpti
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options) {
-  GR_AUTOCAST(fp32, cross_entropy, input, target, options);
+  GR_AUTOCAST(cross_entropy, input, target, options);
   check_defined("cross_entropy", {&input, &target});
   GR_CHECK(input.dim() >= 1 && input.is_floating_point(),
            "cross_entropy: expected a floating point input of shape [N, C, ...] or [C], got ", input.sizes(), " ",
@@ -162,7 +162,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
 }
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BinaryCrossEntropyFuncOptions& options) {
-  GR_AUTOCAST(fp32, binary_cross_entropy, input, target, options);
+  GR_AUTOCAST(binary_cross_entropy, input, target, options);
   check_pointwise("binary_cross_entropy", input, target);
   if (input.device().is_cpu())  // torch checks on the GPU with a device assert; a sync here would cost a step
     GR_CHECK(((input >= 0) & (input <= 1)).all().item<bool>(),
@@ -178,7 +178,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Bin
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const BinaryCrossEntropyWithLogitsFuncOptions& options) {
-  GR_AUTOCAST(fp32, binary_cross_entropy_with_logits, input, target, options);
+  GR_AUTOCAST(binary_cross_entropy_with_logits, input, target, options);
   check_pointwise("binary_cross_entropy_with_logits", input, target);
   Tensor softplus_neg = neg_log_sigmoid(input);
   Tensor loss;
@@ -193,7 +193,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 }
 
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options) {
-  GR_AUTOCAST(fp32, kl_div, input, target, options);
+  GR_AUTOCAST(kl_div, input, target, options);
   check_pointwise("kl_div", input, target);
   Tensor loss = options.log_target() ? target.exp() * (target - input) : xlogx(target) - target * input;
   const KLDivReduction& r = options.reduction();
@@ -203,7 +203,7 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions&
 
 Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                              const CosineEmbeddingLossFuncOptions& options) {
-  GR_AUTOCAST(fp32, cosine_embedding_loss, input1, input2, target, options);
+  GR_AUTOCAST(cosine_embedding_loss, input1, input2, target, options);
   check_defined("cosine_embedding_loss", {&input1, &input2, &target});
   GR_CHECK(input1.sizes() == input2.sizes() && (input1.dim() == 1 || input1.dim() == 2),
            "cosine_embedding_loss: expected input1 and input2 of one shape [N, D] or [D], got ", input1.sizes(),
@@ -229,7 +229,7 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
 
 Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                            const MarginRankingLossFuncOptions& options) {
-  GR_AUTOCAST(fp32, margin_ranking_loss, input1, input2, target, options);
+  GR_AUTOCAST(margin_ranking_loss, input1, input2, target, options);
   check_defined("margin_ranking_loss", {&input1, &input2, &target});
   GR_CHECK(input1.sizes() == input2.sizes() && input1.sizes() == target.sizes(),
            "margin_ranking_loss: expected input1, input2 and target of one shape, got ", input1.sizes(), ", ",
@@ -250,7 +250,7 @@ Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double ep
 
 Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
                            const TripletMarginLossFuncOptions& options) {
-  GR_AUTOCAST(fp32, triplet_margin_loss, anchor, positive, negative, options);
+  GR_AUTOCAST(triplet_margin_loss, anchor, positive, negative, options);
   check_defined("triplet_margin_loss", {&anchor, &positive, &negative});
   GR_CHECK(anchor.sizes() == positive.sizes() && anchor.sizes() == negative.sizes() &&
                (anchor.dim() == 1 || anchor.dim() == 2),

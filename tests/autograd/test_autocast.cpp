@@ -1,8 +1,8 @@
-// CPU autocast (gr::autocast, Note [Autocast]): state and guard nesting, which ops cast to
-// bfloat16 or float32 and which keep their inputs' promoted dtype, float32 gradients for
-// float32 leaves, the cast cache, disabled = unchanged bitwise, and F.linear and
-// scaled_dot_product_attention under torch.autocast("cpu") from PyTorch 2.15
-// (tests/data/bf16_reference.json).
+// Autocast (gr::autocast, Note [Autocast]): state and guard nesting per device type, the policy
+// table of both devices, which ops cast to bfloat16 or float32 on the CPU and which keep their
+// inputs' promoted dtype, float32 gradients for float32 leaves, the cast cache, disabled =
+// unchanged bitwise, and F.linear and scaled_dot_product_attention under torch.autocast("cpu")
+// from PyTorch 2.15 (tests/data/bf16_reference.json). CUDA's column runs on a device in tests/cuda.
 #include <cmath>
 
 #include "autograd/autocast.h"
@@ -45,11 +45,12 @@ void check_bf16_steps(const Tensor& got, const Tensor& ref, double steps) {
 
 }  // namespace
 
-TEST_CASE("autocast state: defaults, set/get, guard nesting restores, CUDA refused") {
+TEST_CASE("autocast state: defaults, set/get, guard nesting restores, per device type") {
   CHECK_FALSE(autocast::is_autocast_enabled(kCPU));
   CHECK(autocast::get_autocast_dtype(kCPU) == kBFloat16);
   CHECK(autocast::get_autocast_dtype(kCUDA) == kFloat16);
   CHECK(autocast::is_autocast_available(kCPU));
+  CHECK(autocast::is_autocast_available(kCUDA));
   CHECK(autocast::is_autocast_cache_enabled());
   {
     autocast::AutocastGuard outer(kCPU, kBFloat16);
@@ -68,13 +69,49 @@ TEST_CASE("autocast state: defaults, set/get, guard nesting restores, CUDA refus
   autocast::set_autocast_enabled(kCPU, true);
   CHECK(autocast::is_autocast_enabled(kCPU));
   autocast::set_autocast_enabled(kCPU, false);
-  CHECK_THROWS_WITH_AS(autocast::set_autocast_enabled(kCUDA, true),
-                       doctest::Contains("autocast is not implemented for CUDA"), Error);
-  CHECK_THROWS_AS(autocast::AutocastGuard(kCUDA, kFloat16), Error);
+  {
+    // CUDA's state is its own: enabling it changes nothing for the CPU, and ends with the guard.
+    autocast::AutocastGuard cuda(kCUDA, kBFloat16);
+    CHECK(autocast::is_autocast_enabled(kCUDA));
+    CHECK(autocast::get_autocast_dtype(kCUDA) == kBFloat16);
+    CHECK_FALSE(autocast::is_autocast_enabled(kCPU));
+    CHECK(autocast::get_autocast_dtype(kCPU) == kBFloat16);
+    Tensor x = randn({3, 4}), w = randn({5, 4});
+    CHECK(linear(x, w).scalar_type() == kFloat32);  // CPU tensors: CUDA's autocast does not apply
+    CHECK(layer_norm(x.to(kBFloat16), {4}).scalar_type() == kBFloat16);
+  }
   CHECK_FALSE(autocast::is_autocast_enabled(kCUDA));
   CHECK(autocast::get_autocast_dtype(kCUDA) == kFloat16);
   CHECK_THROWS_WITH_AS(autocast::set_autocast_dtype(kCPU, kFloat32), doctest::Contains("bfloat16 or float16"), Error);
-  autocast::set_autocast_enabled(kCUDA, false);  // switching off is always allowed
+}
+
+TEST_CASE("autocast policy table: one row per op, the CPU's and CUDA's columns as PyTorch's lists") {
+  using autocast::CastPolicy;
+  using autocast::Op;
+  // Every row names a distinct op.
+  const size_t rows = static_cast<size_t>(Op::kCount);
+  for (size_t i = 0; i < rows; ++i)
+    for (size_t j = i + 1; j < rows; ++j) CHECK(autocast::kOpPolicies[i].name != autocast::kOpPolicies[j].name);
+  // Products and attention in the lower precision, the losses in float32, on both devices.
+  for (Op op : {Op::mm, Op::bmm, Op::matmul, Op::linear, Op::addmm, Op::baddbmm, Op::addbmm, Op::conv1d, Op::conv2d,
+                Op::conv_transpose1d, Op::conv_transpose2d, Op::prelu, Op::scaled_dot_product_attention}) {
+    CHECK(autocast::policy(op, kCPU) == CastPolicy::lower_precision_fp);
+    CHECK(autocast::policy(op, kCUDA) == CastPolicy::lower_precision_fp);
+  }
+  for (Op op : {Op::nll_loss, Op::cross_entropy, Op::mse_loss, Op::l1_loss, Op::smooth_l1_loss, Op::huber_loss,
+                Op::kl_div, Op::binary_cross_entropy_with_logits, Op::cosine_embedding_loss, Op::margin_ranking_loss,
+                Op::triplet_margin_loss, Op::prod}) {
+    CHECK(autocast::policy(op, kCPU) == CastPolicy::fp32);
+    CHECK(autocast::policy(op, kCUDA) == CastPolicy::fp32);
+  }
+  // Norms and softmax: float32 on CUDA, untouched on the CPU (as PyTorch's CPU autocast).
+  for (Op op : {Op::layer_norm, Op::group_norm, Op::softmax, Op::log_softmax}) {
+    CHECK(autocast::policy(op, kCPU) == CastPolicy::none);
+    CHECK(autocast::policy(op, kCUDA) == CastPolicy::fp32);
+  }
+  CHECK(autocast::policy(Op::binary_cross_entropy, kCPU) == CastPolicy::fp32);
+  CHECK(autocast::policy(Op::binary_cross_entropy, kCUDA) == CastPolicy::banned);
+  CHECK(autocast::kOpPolicies[static_cast<size_t>(Op::softmax)].name == "softmax");
 }
 
 TEST_CASE("autocast lower-precision ops compute in bfloat16; their float32 leaves get float32 gradients") {

@@ -34,7 +34,13 @@ TEST_CASE("conv algorithm keys: equal for the same problem, different when anyth
   others.push_back(conv_algo_key(a, kFloat32, 1, ConvPass::kForward));
   others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kBackwardData));
   others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kBackwardFilter));
-  others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kForward, /*deterministic=*/true));
+  others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kForward, {.tf32 = true}));  // TF32 math: its own list
+  others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kForward, {.deterministic = true}));
+  others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kForward, {.tf32 = true, .deterministic = true}));
+  CHECK(conv_algo_key(a, kFloat64, 0, ConvPass::kForward, {.tf32 = true}) ==
+        conv_algo_key(a, kFloat64, 0, ConvPass::kForward));
+  CHECK(conv_algo_key(a, kFloat64, 0, ConvPass::kForward, {.tf32 = true, .deterministic = true}) ==
+        conv_algo_key(a, kFloat64, 0, ConvPass::kForward, {.deterministic = true}));
   int64_t native::Conv2dArgs::*fields[] = {
       &native::Conv2dArgs::N,     &native::Conv2dArgs::C_in,     &native::Conv2dArgs::H,
       &native::Conv2dArgs::W,     &native::Conv2dArgs::C_out,    &native::Conv2dArgs::kH,
@@ -140,7 +146,7 @@ TEST_CASE("conv algorithms under deterministic algorithms: deterministic ones on
   // A list searched under the switch is cached apart from the default one.
   ConvAlgoCache cache;
   const ConvAlgoKey plain = conv_algo_key(args(), kFloat32, 0, ConvPass::kBackwardFilter);
-  const ConvAlgoKey det = conv_algo_key(args(), kFloat32, 0, ConvPass::kBackwardFilter, true);
+  const ConvAlgoKey det = conv_algo_key(args(), kFloat32, 0, ConvPass::kBackwardFilter, {.deterministic = true});
   cache.insert(plain, {{0, 0, 0}});
   CHECK_FALSE(cache.find(det).has_value());
   cache.insert(det, {{1, 0, 0}});

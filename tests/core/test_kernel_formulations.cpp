@@ -86,6 +86,9 @@ TEST_CASE("max_pool2d_at and its gather backward match the CPU kernels bit for b
             for (int64_t w = 0; w < g.W; ++w) {
               const T v = N::max_pool2d_backward_at(pgo + p * g.oH * g.oW, pidx + p * g.oH * g.oW, g, h, w);
               bad += !same_bits(v, pgi[(p * g.H + h) * g.W + w]);
+              // CUDA's 32-bit index arithmetic gives the same values.
+              const T v32 = N::max_pool2d_backward_at<T, int32_t>(pgo + p * g.oH * g.oW, pidx + p * g.oH * g.oW, g, h, w);
+              bad += !same_bits(v32, v);
             }
         }
         CHECK(bad == 0);
@@ -173,6 +176,9 @@ TEST_CASE("windows_holding lists exactly the windows that hold an input") {
             const int64_t out = N::pool_output_size(in, k, s, pad, d, true);
             for (int64_t i = 0; i < in; ++i) {
               const N::OutputRange r = N::windows_holding(i, pad, extent, s, out);
+              const N::OutputRange r32 = N::windows_holding<int32_t>(int32_t(i), int32_t(pad), int32_t(extent),
+                                                                     int32_t(s), int32_t(out));
+              CHECK((r32.lo == r.lo && r32.hi == r.hi));
               for (int64_t o = 0; o < out; ++o) {
                 const bool holds = o * s - pad <= i && i < o * s - pad + extent;
                 CHECK_MESSAGE(holds == (o >= r.lo && o < r.hi), "in ", in, " k ", k, " s ", s, " pad ", pad, " d ", d,

@@ -18,6 +18,8 @@ Tol elem_tol(ScalarType t) { return t == kFloat32 ? Tol{1e-5, 5e-6} : Tol{1e-12,
 
 const std::vector<int64_t> kShapes[] = {
     {8, 16, 12, 12},  // planes of 144: the flat launch
+    {64, 4, 26, 26},  // 43,264 values per channel: several chunks per channel, then the finishing pass
+    {2048, 3},        // BatchNorm1d, long channels of stride 3
     {4, 3, 33, 31},   // odd planes longer than a block: one row of blocks per plane
     {256, 10},        // BatchNorm1d after a Linear layer: S = 1
     {3, 5, 7},

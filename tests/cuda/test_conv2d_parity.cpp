@@ -84,11 +84,12 @@ void check_cases(const std::string& label, cuda::Conv2dPath expect) {
 
 // Restores the conv2d switches at the end of a test.
 struct SwitchGuard {
-  bool enabled = cuda::cudnn_enabled(), benchmark = cuda::cudnn_benchmark();
+  bool enabled = cuda::cudnn_enabled(), benchmark = cuda::cudnn_benchmark(), tf32 = cuda::cudnn_allow_tf32();
   size_t limit = cuda::conv2d_workspace_limit();
   ~SwitchGuard() {
     cuda::set_cudnn_enabled(enabled);
     cuda::set_cudnn_benchmark(benchmark);
+    cuda::set_cudnn_allow_tf32(tf32);
     cuda::set_conv2d_workspace_limit(limit);
   }
 };
@@ -151,6 +152,23 @@ TEST_SUITE("cuda") {
     Tensor w64 = native::to_dtype(in[1], kFloat64);
     N::conv2d(x64, w64, Tensor(), {2}, c.padding, c.dilation, c.groups);  // another dtype
     CHECK(cuda::conv2d_algo_cache_size() == 6);
+  }
+
+  TEST_CASE("cuDNN with TF32 allowed: float32 convolutions within TF32's rounding of the CPU") {
+    if (!cuda::cudnn_built()) return;
+    SwitchGuard guard;
+    cuda::set_cudnn_enabled(true);
+    cuda::set_cudnn_allow_tf32(true);
+    const size_t before = cuda::conv2d_algo_cache_size();
+    for (const ConvCase& c : {kCases[0], kCases[2], kCases[6]}) {
+      const TensorList cpu_in = case_inputs(c, kFloat32, 850);
+      TensorList in;
+      for (const Tensor& v : cpu_in) in.push_back(native::to_device(v, cuda0()));
+      const TensorList want = conv_all(c, cpu_in), got = conv_all(c, in);
+      // TF32 keeps 10 mantissa bits of each operand: 2^-11 relative per product.
+      for (size_t i = 0; i < want.size(); ++i) check_match(got[i], want[i], Tol{2e-2, 2e-2}, std::string("tf32 ") + c.name);
+    }
+    CHECK(cuda::conv2d_algo_cache_size() > before);  // TF32 problems are cached apart from FMA ones
   }
 
   TEST_CASE("cuDNN benchmark mode and a zero workspace limit still match the CPU") {

@@ -158,4 +158,35 @@ TEST_SUITE("cuda") {
     check_parity("tanh 3M strided", {a}, [](const TensorList& x) { return N::tanh(N::slice(x[0], 0, 0, 3000017, 2)); },
                  math_tol(kFloat32));
   }
+
+  TEST_CASE("dense passes in packs: tails, broadcast scalars, misaligned views, mixed widths, in place") {
+    // Note [Vectorised element-wise passes]: lengths around the pack width leave tails of 0-3.
+    for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 1023, 1025, 4099}) {
+      const std::string len = " n " + std::to_string(n);
+      Tensor a = random_tensor({n}, kFloat32, 60), b = random_tensor({n}, kFloat32, 61);
+      check_parity("add packs" + len, {a, b}, [](const TensorList& x) { return N::add(x[0], x[1]); }, kExact);
+      check_parity("mul by a broadcast scalar" + len, {a, scalar_tensor(-1.5, kFloat32)},
+                   [](const TensorList& x) { return N::mul(x[0], x[1]); }, kExact);
+      check_parity("lt to bool" + len, {a, b}, [](const TensorList& x) { return N::lt(x[0], x[1]); }, kExact);
+      check_parity("double packs" + len, {random_tensor({n}, kFloat64, 62), random_tensor({n}, kFloat64, 63)},
+                   [](const TensorList& x) { return N::sub(x[0], x[1]); }, kExact);
+    }
+    // A view starting one element in: not aligned to a pack, so the strided kernel runs.
+    Tensor c = random_tensor({4097}, kFloat32, 64);
+    check_parity("add misaligned views", {c},
+                 [](const TensorList& x) { return N::add(N::slice(x[0], 0, 1, 4097), N::slice(x[0], 0, 0, 4096)); },
+                 kExact);
+    check_parity("conversions float32 -> bfloat16 -> float32 in packs", {c},
+                 [](const TensorList& x) { return N::to_dtype(N::to_dtype(x[0], kBFloat16), kFloat32); }, kExact);
+    check_parity("relu_ in place, dense", {random_tensor({64, 33}, kFloat32, 65)},
+                 [](const TensorList& x) {
+                   Tensor self = N::clone(x[0]);
+                   N::relu_(self);
+                   return self;
+                 },
+                 kExact);
+    check_parity("4-d broadcast bias (strided kernel, 32-bit dividers)",
+                 {random_tensor({5, 7, 9, 11}, kFloat32, 66), random_tensor({7, 1, 1}, kFloat32, 67)},
+                 [](const TensorList& x) { return N::add(x[0], x[1]); }, kExact);
+  }
 }

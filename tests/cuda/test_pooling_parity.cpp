@@ -18,6 +18,7 @@ struct Case {
 };
 const Case kCases[] = {
     {{8, 16, 28, 28}, {2}, {}, {0}, {1}, false},       // the LeNet/CNN layer
+    {{16, 32, 26, 26}, {2}, {}, {0}, {1}, false},      // the seed CNN's first pooling
     {{2, 3, 9, 7}, {2}, {}, {0}, {1}, false},          // odd sizes
     {{2, 4, 17, 15}, {3}, {2}, {1}, {1}, false},       // overlapping windows with padding
     {{1, 3, 10, 11}, {3, 2}, {1, 2}, {1, 0}, {1}, true},

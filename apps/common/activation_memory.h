@@ -38,7 +38,7 @@ class ActivationMeter {
   explicit ActivationMeter(Device device) : device_(device) {}
 
   void before_forward() {
-    if (device_.is_cuda()) cuda::reset_peak_memory_stats(device_.index);
+    if (device_.is_cuda()) cuda::reset_peak_memory_stats(device_.index());
     else reset_cpu_peak_memory_stats();
     start_ = allocated();
   }
@@ -54,10 +54,10 @@ class ActivationMeter {
 
  private:
   int64_t allocated() const {
-    return device_.is_cuda() ? cuda::memory_stats(device_.index).allocated_bytes : cpu_memory_stats().allocated_bytes;
+    return device_.is_cuda() ? cuda::memory_stats(device_.index()).allocated_bytes : cpu_memory_stats().allocated_bytes;
   }
   int64_t peak() const {
-    return device_.is_cuda() ? cuda::memory_stats(device_.index).peak_allocated_bytes
+    return device_.is_cuda() ? cuda::memory_stats(device_.index()).peak_allocated_bytes
                              : cpu_memory_stats().peak_allocated_bytes;
   }
 

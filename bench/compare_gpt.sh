@@ -12,11 +12,13 @@
 # actually loaded, attention kind; bench/peers.py). Usage:
 #   bench/compare_gpt.sh --python PY [--python PY2 ...] [--dtype "float32 bf16"] [--presets "tiny small"]
 #                        [--ranks "1 2"] [--steps N] [--repeat R] [--build DIR] [--openblas DIR] [--data FILE]
+#                        [--device cpu|cuda]
 #     --python PY   a peer's Python (repeat for several): a venv with `pip install torch`, and/or
 #                   Debian's /usr/bin/python3 with python3-torch (run on OpenBLAS, see bench/peers.py)
 #     --dtype LIST  float32 (default), bf16, or both; with both, a "bf16 / float32" table follows
 #     --steps N     training steps per run, the first 3 untimed (default 60)
 #     --repeat R    rounds (default 3)
+#     --device D    cpu (default) or cuda: both trainers run there (MFU against that device's peak)
 #     --data FILE   the text to train on (default: both programs' default, scripts/setup --with-data's Shakespeare)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +31,7 @@ ranks_list="1 2"
 dtypes="float32"
 openblas=()
 data=()
+device=cpu
 while [ $# -gt 0 ]; do
   case "$1" in
     --python) pythons+=("$2"); shift 2 ;;
@@ -40,8 +43,9 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --openblas) openblas=(--openblas "$2"); shift 2 ;;
     --data) data=(--data "$2"); shift 2 ;;
+    --device) device=$2; shift 2 ;;
     *) echo "compare_gpt: unknown argument $1 (expected --python PY, --dtype LIST, --presets LIST, --ranks LIST," \
-            "--steps N, --repeat R, --build DIR, --openblas DIR, --data FILE)" >&2; exit 2 ;;
+            "--steps N, --repeat R, --build DIR, --openblas DIR, --data FILE, --device D)" >&2; exit 2 ;;
   esac
 done
 [ ${#pythons[@]} -gt 0 ] || { echo "compare_gpt: give at least one peer with --python PY" >&2; exit 2; }
@@ -73,7 +77,7 @@ done
 echo "# protocol: $repeat rounds; in each, per preset and rank count: for each dtype gradring, then every peer;" \
      "$steps steps per run (the first 3 untimed); medians over the rounds"
 
-common=(--steps "$steps" --eval-every 0 --eval-windows 16 --threads 1 --seed 1 "${data[@]}")
+common=(--steps "$steps" --eval-every 0 --eval-windows 16 --threads 1 --seed 1 --device "$device" "${data[@]}")
 # run PROGRAM PRESET RANKS DTYPE: one run's JSON line. PROGRAM: gr or a peer's index.
 run() {
   local program=$1 preset=$2 ranks=$3 dtype=$4

@@ -13,6 +13,7 @@
 #include <set>
 #include <utility>
 
+#include "core/deterministic.h"
 #include "core/factory.h"
 #include "core/native/attention.h"
 #include "cuda_kernels/attention_tiles.cuh"
@@ -277,7 +278,13 @@ void attention_backward_cuda(const void* grad_out, const void* q, const void* k,
                              const void* out, const void* lse, void* dq, void* dk, void* dv, const AttentionParams& p,
                              ScalarType t) {
   cudaStream_t stream = current_stream();
-  if (tiled(p, t)) {
+  // The tiled backward sums dQ with float atomics (Note [Tensor-core backward]): under
+  // use_deterministic_algorithms float32 takes the per-row kernels below (separate dQ and
+  // dK/dV passes, no atomics); bfloat16/float16 have no such path and alert, as PyTorch's
+  // memory-efficient backward does.
+  const bool deterministic = are_deterministic_algorithms_enabled();
+  if (deterministic && tiled(p, t) && t != kFloat32) alert_not_deterministic("scaled_dot_product_attention_backward_cuda");
+  if (tiled(p, t) && !(deterministic && t == kFloat32)) {
     // D = rowsum(dO * O) first; dQ sums into float32 and is stored at the end.
     const TensorOptions f32 = TensorOptions(kFloat32).device(Device(kCUDA, current_device()));
     Tensor D = empty({p.B * p.L}, f32), dq_acc = empty({p.B * p.L * p.E}, f32);

@@ -8,7 +8,8 @@
 #     group restarted by gradring-run, it resumes from the per-rank sharded snapshots bitwise;
 #   - --checkpoint-activations (dropout 0.1) ends bitwise where the run without ends, on 1 and 2
 #     ranks, and its forward keeps less;
-#   - --json carries the figures; --generate samples from the saved weights; bad input fails clearly;
+#   - --json carries the figures; --deterministic is plumbed and changes no CPU bit; --generate
+#     samples from the saved weights; bad input fails clearly;
 #   - --dtype bf16 (CPU autocast) trains: the loss falls over 30 steps.
 # Usage: test_train_gpt.sh <gradring-run> <train_gpt>
 set -euo pipefail
@@ -49,9 +50,16 @@ one --batch-size 8 --save "$tmp/one.st" --json
 tail -1 "$tmp/out.log" | "$py" -c '
 import json, sys
 j = json.loads(sys.stdin.read())
-for k in ("tokens_per_sec", "train_loss", "val_loss", "steps", "world_size", "mfu", "peak_rss_mb"):
+for k in ("tokens_per_sec", "train_loss", "val_loss", "steps", "world_size", "mfu", "peak_rss_mb", "peak_source"):
     assert k in j, k
-assert j["steps"] == 3 and j["world_size"] == 1 and j["tokens_per_sec"] > 0' || fail "--json lacks a field"
+assert j["steps"] == 3 and j["world_size"] == 1 and j["tokens_per_sec"] > 0
+assert j["deterministic"] is False and j["peak_source"].startswith("measured")' || fail "--json lacks a field"
+# --deterministic reaches gr::use_deterministic_algorithms; on the CPU it changes no arithmetic.
+one --batch-size 8 --deterministic --save "$tmp/det.st" --json
+tail -1 "$tmp/out.log" | "$py" -c 'import json, sys; assert json.loads(sys.stdin.read())["deterministic"] is True' ||
+  fail "--deterministic: the JSON does not say deterministic"
+d=$("$py" "$(dirname "$0")/safetensors_maxdiff.py" --max 0 "$tmp/one.st" "$tmp/det.st") ||
+  fail "--deterministic changed the CPU's weights (max difference $d)"
 ranks 2 --batch-size 4 --save "$tmp/two.st"
 close "$tmp/one.st" "$tmp/two.st" "2 ranks (gloo) vs one process"
 ranks 2 --batch-size 4 --backend shm --save "$tmp/two_shm.st"

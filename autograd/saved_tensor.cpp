@@ -71,7 +71,7 @@ Tensor SavedTensor::unpack() const {
     Tensor rebuilt = data.detach();
     std::shared_ptr<Node> grad_fn = packed_->grad_fn;
     uint32_t output_nr = packed_->output_nr;
-    if (is_output_ && current_node() != nullptr) {
+    if (is_output_ && current_node() != nullptr && GradMode::is_enabled()) {  // as without hooks, below
       grad_fn = current_node()->shared_from_this();
       output_nr = output_nr_;
     }

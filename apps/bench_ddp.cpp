@@ -8,7 +8,8 @@
 // mode's); then the
 // modes take turns step by step under the profiler, whose "allreduce bucket k" spans tell how
 // much communication was hidden behind backward. A memory table gives bytes per parameter in
-// each mode, by tensor sizes and from the allocator. Results: docs/benchmarks.md. Run it as
+// each mode, by tensor sizes and from the allocator, and another the activation memory of a
+// step (--checkpoint-activations: the GPT's blocks checkpointed). Results: docs/benchmarks.md. Run it as
 //   gradring-run --nproc-per-node 2 --standalone bench_ddp
 #include <sys/resource.h>
 
@@ -31,6 +32,7 @@
 #include "common/comm_trace.h"
 #include "common/progress.h"
 #include "common/ddp_checks.h"
+#include "common/activation_memory.h"
 #include "common/bench_models.h"
 #include "core/memory_stats.h"
 #include "core/native/conv2d.h"
@@ -62,6 +64,7 @@ struct Options {
   std::string optimizer = "sgd";
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // the overlap and sharding modes' buckets
   bool gradient_as_bucket_view = false;
+  bool checkpoint_activations = false;  // GPT models: every block a checkpoint
   bool json = false;
 };
 
@@ -171,11 +174,18 @@ struct ModeRun {
     if (opt) opt->zero_grad();
     std::optional<nn::parallel::DistributedDataParallelBase::NoSyncGuard> no_sync;
     if (!sync) no_sync.emplace(*ddp);
+    std::optional<apps::ActivationMeter> meter;
+    if (measure_activations) {
+      meter.emplace(x.device());
+      meter->before_forward();
+    }
     // fsdp: through the holder, whose forward pre-hook gathers the root unit.
     Tensor loss = nll_loss(ddp ? (*ddp)(x) : nn::ModuleHolder<Impl>(model)(x), y);
+    if (meter) meter->after_forward();
     t.backward_start = profiler::now_ns();
     loss.backward();
     t.backward_end = profiler::now_ns();
+    if (meter) activations.max_with(meter->after_backward());
     no_sync.reset();
     if (opt) opt->step();
     t.end = profiler::now_ns();
@@ -194,6 +204,8 @@ struct ModeRun {
   std::optional<distributed::fsdp::FSDPModule> sharded;  // the root unit of the fsdp modes
   std::unique_ptr<optim::Optimizer> opt;  // null: the step runs in backward
   std::vector<StepTimes> steps;  // the timed ones
+  bool measure_activations = false;   // the timed steps set it
+  apps::ActivationMemory activations;  // the largest of the measured steps' figures
 };
 
 // Median and minimum over steps of the slowest rank's step time, the other figures averaged
@@ -330,6 +342,7 @@ nlohmann::json bench_model(const std::string& name, const std::function<std::sha
     }
   profiler::reset();
   profiler::enable();
+  for (auto& run : runs) run->measure_activations = true;
   for (int s = 0; s < o.steps; ++s) {
     for (auto& run : runs) {
       pg->barrier()->wait();
@@ -432,8 +445,23 @@ nlohmann::json bench_model(const std::string& name, const std::function<std::sha
                                               {"allocator_peak", r.peak_bytes}}}});
   }
   if (print) print_memory(results, pg->size(), o.optimizer);
+  nlohmann::json activations;
+  if (print)
+    std::printf("# activation memory per step on rank 0, MiB (the allocator's, largest of the timed steps; %s): kept "
+                "by forward, peak = the step's peak above its start less the gradients backward allocated\n",
+                o.checkpoint_activations ? "blocks checkpointed" : "no checkpointing");
+  for (const auto& run : runs) {
+    const apps::ActivationMemory& a = run->activations;
+    const double mib = 1024.0 * 1024.0;
+    if (print)
+      std::printf("  %-22s kept %8.1f  peak %8.1f  (step peak %8.1f, gradients %8.1f)\n", run->mode.c_str(), a.kept / mib,
+                  a.peak / mib, a.step_peak / mib, a.gradients / mib);
+    activations[run->mode] = {{"kept_bytes", a.kept}, {"peak_bytes", a.peak}, {"step_peak_bytes", a.step_peak},
+                              {"gradient_bytes", a.gradients}};
+  }
   nlohmann::json j = {{"model", name}, {"parameters", numel}, {"parameter_tensors", tensors},
-                      {"batch_size", x.size(0)}, {"input", batch.input}, {"modes", modes}};
+                      {"batch_size", x.size(0)}, {"input", batch.input}, {"modes", modes},
+                      {"checkpoint_activations", o.checkpoint_activations}, {"activation_memory", activations}};
   if (overlap && after) {
     // Communication's share of the step when nothing hides it (after-backward): from the trace,
     // and as the step time it adds over no_sync (which also counts DDP's gradient copies).
@@ -514,9 +542,10 @@ int run(const Options& o) {
   nlohmann::json models = nlohmann::json::array();
   for (const std::string& m : o.models) {
     Generator gen(o.seed * 7919 + static_cast<uint64_t>(pg->rank()) + 1);  // each rank its own data
-    models.push_back(apps::with_bench_model(m, o.batch_size, o.image_size, gen, [&](auto& make, const apps::BenchBatch& b) {
-      return bench_model(m, make, b, pg, o, progress, failed);
-    }));
+    models.push_back(apps::with_bench_model(
+        m, o.batch_size, o.image_size, gen,
+        [&](auto& make, const apps::BenchBatch& b) { return bench_model(m, make, b, pg, o, progress, failed); },
+        o.checkpoint_activations));
     std::fflush(stdout);
   }
   if (pg->rank() == 0 && o.json)
@@ -577,6 +606,8 @@ int main(int argc, char** argv) {
   app.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9, lr 0.01) or adamw (lr 1e-3, weight decay 0.01)")
       ->capture_default_str()
       ->check(CLI::IsMember({"sgd", "adamw"}));
+  app.add_flag("--checkpoint-activations", o.checkpoint_activations,
+               "GPT models: every transformer block a checkpoint (gr::utils::checkpoint), as train_gpt's flag");
   app.add_option("--seed", o.seed, "seed for the model and the synthetic data")->capture_default_str();
   app.add_option("--trace", o.trace_dir, "write the overlap mode's Chrome trace of every rank into this folder");
   app.add_flag("--json", o.json, "print the results as one JSON object on the last line (rank 0)");

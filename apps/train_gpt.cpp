@@ -17,6 +17,7 @@
 
 #include "core/native/gemm_packed.h"
 
+#include "common/activation_memory.h"
 #include "common/cli.h"
 #include "common/gpt.h"
 #include "common/gpt_sample.h"
@@ -59,6 +60,7 @@ struct Options {
   std::string prompt;
   bool generate = false;
   bool json = false;
+  bool checkpoint_activations = false;
   bool deterministic = false;  // gr::use_deterministic_algorithms(true): the same bits every run
 };
 
@@ -76,6 +78,7 @@ apps::GPTConfig config_of(const Options& o) {
   if (o.embd > 0) c.embd = o.embd;
   if (o.block > 0) c.block = o.block;
   c.dropout = o.dropout;
+  c.checkpoint_activations = o.checkpoint_activations;
   return c;
 }
 
@@ -336,6 +339,8 @@ int run(const Options& o, Job& job) {
   const int64_t tokens_per_step = B * T * o.grad_accum * job.world;
   double timed_seconds = 0, train_loss = NAN, val_loss = NAN;
   int64_t timed_tokens = 0;
+  apps::ActivationMeter meter(job.device);
+  apps::ActivationMemory memory;  // the largest of every micro-step's figures
   const int64_t first_step = step;
   const int64_t warm_steps = std::min<int64_t>(3, (o.steps - first_step) / 2);  // left out of tokens/s
   for (; step < o.steps; ++step) {
@@ -357,15 +362,18 @@ int run(const Options& o, Job& job) {
       if (sharded) sharded->set_requires_gradient_sync(k + 1 == o.grad_accum);  // FSDP's no_sync
       auto micro_step = [&] {
         Tensor loss;
+        meter.before_forward();
         {
           profiler::ScopedEvent span("forward");
           auto amp = mixed_precision(o, job);
           loss = model->loss(forward(batch.data), batch.target) / static_cast<double>(o.grad_accum);
         }
+        meter.after_forward();
         {
           profiler::ScopedEvent span("backward");
           loss.backward();
         }
+        memory.max_with(meter.after_backward());
         loss_sum += loss.item<double>();
       };
       if (ddp && k + 1 < o.grad_accum) {
@@ -459,11 +467,19 @@ int run(const Options& o, Job& job) {
                         {"peak_gflops", peak / 1e9},  {"peak_source", peak_source},    {"params", model->num_params()},
                         {"peak_rss_mb", peak_rss_mb()},
                         {"threads", get_num_threads()}, {"dtype", o.dtype},
-                        {"deterministic", are_deterministic_algorithms_enabled()}};
+                        {"deterministic", are_deterministic_algorithms_enabled()},
+                        {"checkpoint_activations", o.checkpoint_activations},
+                        {"activation_kept_bytes", memory.kept}, {"activation_peak_bytes", memory.peak},
+                        {"step_peak_bytes", memory.step_peak}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tokens/s (MFU %.1f%%), peak RSS %.0f MB\n",
                 static_cast<long long>(o.steps), train_loss, val_loss, tps, 100.0 * tps * flops_per_token / peak, peak_rss_mb());
+    const double mib = 1024.0 * 1024.0;
+    std::printf("activation memory (rank 0, largest micro-step)%s: %.1f MiB kept by forward, peak %.1f MiB "
+                "(the step's %.1f MiB less %.1f MiB of gradients)\n",
+                o.checkpoint_activations ? ", blocks checkpointed" : "", memory.kept / mib, memory.peak / mib,
+                memory.step_peak / mib, memory.gradients / mib);
     if (!o.save.empty()) std::printf("saved the weights to %s\n", o.save.c_str());
     if (!text.empty()) std::printf("sample:\n%s%s\n", o.prompt.c_str(), text.c_str());
   }
@@ -491,6 +507,9 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "steps of linear learning-rate warmup")->capture_default_str()->check(apps::positive());
   app.add_option("--weight-decay", o.weight_decay, "AdamW weight decay of the matrices")->capture_default_str()->check(apps::non_negative());
   app.add_option("--dropout", o.dropout, "dropout probability")->capture_default_str()->check(CLI::Range(0.0, 0.99));
+  app.add_flag("--checkpoint-activations", o.checkpoint_activations,
+               "checkpoint every transformer block (gr::utils::checkpoint): the forward keeps the blocks' inputs only "
+               "and backward reruns one block at a time; the same gradients, less activation memory, one more forward");
   app.add_option("--clip", o.clip, "global gradient-norm clipping (0: off)")->capture_default_str()->check(apps::non_negative());
   app.add_option("--threads", o.threads, "CPU threads per process (default: OMP_NUM_THREADS, else the cores shared among this node's ranks)")
       ->check(apps::non_negative());

@@ -1,6 +1,7 @@
 // Backward execution: graph discovery and pruning, the ready queue, gradient checks and sums.
 #include "autograd/engine.h"
 
+#include <atomic>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -36,6 +37,11 @@ struct Capture {
   size_t slot;
 };
 
+int64_t next_graph_task_id() {
+  static std::atomic<int64_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 // Note [Pruned graphs]
 // With inputs (grad(), or backward() with inputs) only the part of the graph that leads to
 // them runs, as in PyTorch: a node "reaches" when it is a target (a capture point, or the
@@ -46,6 +52,7 @@ struct Capture {
 // by FunctionNode). So grad() never runs accumulators, never frees the part of the graph
 // beyond its inputs, and computes no gradient nobody asked for.
 struct GraphTask {
+  const int64_t id = next_graph_task_id();
   bool keep_graph = false;
   bool create_graph = false;
   bool pruned = false;
@@ -291,6 +298,8 @@ void queue_callback(std::function<void()> fn) {
 }
 
 bool in_backward() { return t_final_callbacks != nullptr; }
+
+int64_t current_graph_task_id() { return t_task != nullptr ? t_task->id : -1; }
 
 void backward(const variable_list& tensors, const variable_list& grad_tensors, std::optional<bool> retain_graph,
               bool create_graph, const variable_list& inputs) {

@@ -34,5 +34,9 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs, co
 void queue_callback(std::function<void()> fn);
 // True while this thread runs a backward pass.
 bool in_backward();
+// A number unique to the backward pass whose graph runs on this thread (the innermost one),
+// or -1 outside one: torch._C._current_graph_task_id. gr::utils::checkpoint recomputes once
+// per backward pass with it.
+int64_t current_graph_task_id();
 
 }  // namespace gr::autograd

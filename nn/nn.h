@@ -25,3 +25,4 @@
 #include "nn/modules/transformer.h"
 #include "nn/modules/upsampling.h"
 #include "nn/serialize.h"
+#include "nn/utils/checkpoint.h"

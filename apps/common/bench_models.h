@@ -36,9 +36,13 @@ struct BenchBatch {
 
 // Calls fn(make, batch) for the model `name` (reference, resnet18, gpt-tiny or gpt-small):
 // make() builds a fresh model (seed first), the batch is drawn from gen; batch_size 0 takes
-// the model's default (64, 32, and the GPT preset's 12 or 8 sequences).
+// the model's default (64, 32, and the GPT preset's 12 or 8 sequences). checkpoint_activations:
+// the GPT's blocks are checkpoints (GPTConfig::checkpoint_activations); refused for the others.
 template <class Fn>
-auto with_bench_model(const std::string& name, int64_t batch_size, int64_t image_size, Generator& gen, Fn&& fn) {
+auto with_bench_model(const std::string& name, int64_t batch_size, int64_t image_size, Generator& gen, Fn&& fn,
+                      bool checkpoint_activations = false) {
+  GR_CHECK(!checkpoint_activations || name.starts_with("gpt-"), "bench_ddp: --checkpoint-activations applies to the ",
+           "GPT models only (their transformer blocks), not to ", name);
   if (name == "reference") {
     const int64_t b = batch_size > 0 ? batch_size : 64;
     std::function<std::shared_ptr<ReferenceCNNImpl>()> make = [] { return ReferenceCNN().ptr(); };
@@ -52,7 +56,8 @@ auto with_bench_model(const std::string& name, int64_t batch_size, int64_t image
   }
   GR_CHECK(name.starts_with("gpt-"), "bench_ddp: unknown model '", name, "'");
   const std::string preset = name.substr(4);
-  const GPTConfig c = gpt_preset(preset);
+  GPTConfig c = gpt_preset(preset);
+  c.checkpoint_activations = checkpoint_activations;
   const int64_t b = batch_size > 0 ? batch_size : gpt_preset_batch(preset);
   std::function<std::shared_ptr<GPTLogProbsImpl>()> make = [c] { return GPTLogProbs(c).ptr(); };
   return fn(make, BenchBatch{randint(0, c.vocab, {b, c.block}, kInt64, &gen),

@@ -17,6 +17,10 @@ struct GPTConfig {
   int64_t vocab = 256;  // tokens are bytes
   int64_t layers = 4, heads = 4, embd = 128, block = 64;
   double dropout = 0.0;
+  // Each block a gr::utils::checkpoint (train_gpt --checkpoint-activations): the forward keeps
+  // the blocks' inputs only and backward reruns one block at a time; gradients are the same,
+  // bitwise (Note [Non-reentrant checkpoint]).
+  bool checkpoint_activations = false;
 };
 
 // The presets of issue 17: tiny (4 layers, 4 heads, 128 wide, context 64, batch 12) and small
@@ -118,8 +122,18 @@ class GPTImpl : public nn::Module {
     GR_CHECK(T <= config.block, "GPT: a sequence of ", T, " tokens is longer than the context (", config.block, ")");
     Tensor pos = arange(T, TensorOptions(kInt64).device(idx.device()));
     Tensor x = drop(wte(idx) + wpe(pos));
-    x = ln_f(blocks->forward(x));
+    x = ln_f(run_blocks(x));
     return linear(x, wte->weight);  // the LM head is the token embedding: x E^T
+  }
+
+  // The blocks in order, each checkpointed with config.checkpoint_activations (called as
+  // Sequential calls them, so their forward pre-hooks run in the rerun too).
+  Tensor run_blocks(Tensor x) {
+    if (!config.checkpoint_activations) return blocks->forward(x);
+    for (size_t i = 0; i < blocks->size(); ++i)
+      x = utils::checkpoint(utils::CheckpointOptions().name("blocks." + std::to_string(i)),
+                            [seq = blocks.ptr(), i](const Tensor& h) { return seq->forward_range(h, i, i + 1); }, x);
+    return x;
   }
 
   // Mean cross-entropy of the next-token predictions.

@@ -16,8 +16,11 @@ Tensor dropout(const Tensor& input, double p, bool train, Generator* gen) {
   if (!train || p == 0.0) return input;  // as torch: the input itself, no random numbers drawn
   auto [out, mask] = native::dropout(input, p, gen);
   if (autograd::needs_grad(input)) {
+    // The mask is a saved tensor: under saved-tensor hooks (checkpointing) it goes with the rest.
     record("NativeDropoutBackward0", {input}, {out},
-           [mask = std::move(mask), scale = native::dropout_scale(p)](const TensorList& g, const std::vector<bool>&) {
+           [saved_mask = SavedTensor(mask), scale = native::dropout_scale(p)](const TensorList& g,
+                                                                              const std::vector<bool>&) {
+             const Tensor mask = saved_mask.unpack();
              if (!autograd::needs_grad(g[0])) return TensorList{native::dropout_backward(g[0], mask, scale)};
              // Linear in g with a constant mask: g * (mask ? scale : 0), differentiable.
              Tensor keep_scale = native::mul(native::to_dtype(mask, g[0].scalar_type()),

@@ -14,9 +14,15 @@ void SequentialImpl::push_back(std::string name, const AnyModule& module) {
 
 Tensor SequentialImpl::forward(const Tensor& x) {
   GR_CHECK(!forwards_.empty(), "Sequential: cannot call forward() on an empty Sequential");
+  return forward_range(x, 0, forwards_.size());
+}
+
+Tensor SequentialImpl::forward_range(const Tensor& x, size_t begin, size_t end) {
+  GR_CHECK(begin <= end && end <= forwards_.size(), "Sequential: modules [", begin, ", ", end,
+           ") are out of range (size ", forwards_.size(), ")");
   Tensor y = x;
   const auto& children = named_children();
-  for (size_t i = 0; i < forwards_.size(); ++i) {
+  for (size_t i = begin; i < end; ++i) {
     Module& m = *children[i].value();
     profiler::ScopedEvent span(profiler::enabled() ? m.name() : std::string(), "module");
     if (m.has_forward_pre_hooks()) [[unlikely]]

@@ -76,6 +76,8 @@ class SequentialImpl : public Module {
   void push_back(std::string name, const AnyModule& module);
 
   Tensor forward(const Tensor& x);
+  // Modules [begin, end) only, called as forward() calls them (checkpoint_sequential's segments).
+  Tensor forward_range(const Tensor& x, size_t begin, size_t end);
   size_t size() const { return forwards_.size(); }
   bool is_empty() const { return forwards_.empty(); }
   // The i-th module, optionally cast to its Impl type (throws on a wrong type).

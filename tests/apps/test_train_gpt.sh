@@ -9,6 +9,8 @@
 #   - --fsdp (fully_shard: blocks, then the model) on 1, 2 and 4 ranks and with --grad-accum equals
 #     one process (1e-12); killed on rank 1 and restarted by gradring-run it resumes from its
 #     checkpoint folder bitwise; a checkpoint of 4 ranks resumes on 2 (1e-12 of the 4-rank run);
+#   - --checkpoint-activations (dropout 0.1) ends bitwise where the run without ends, on 1 and 2
+#     ranks, and its forward keeps less;
 #   - --json carries the figures; --deterministic is plumbed and changes no CPU bit; --generate
 #     samples from the saved weights; bad input fails clearly;
 #   - --dtype bf16 (CPU autocast) trains: the loss falls over 30 steps.
@@ -73,6 +75,23 @@ ranks 2 --batch-size 2 --grad-accum 2 --save "$tmp/two_accum.st"
 close "$tmp/one.st" "$tmp/two_accum.st" "2 ranks with --grad-accum 2 (no_sync) vs one process"
 ranks 2 --batch-size 4 --zero 1 --save "$tmp/two_zero.st"
 close "$tmp/one.st" "$tmp/two_zero.st" "2 ranks with --zero 1 (ZeRO-1) vs one process"
+
+# --checkpoint-activations with dropout: the weights of one process and of 2 ranks equal those
+# without checkpointing, bitwise; the forward keeps less (--json's activation figures).
+kept() { tail -1 "$tmp/out.log" | "$py" -c 'import json, sys; print(json.loads(sys.stdin.read())["activation_kept_bytes"])'; }
+one --batch-size 8 --dropout 0.1 --save "$tmp/drop.st" --json
+kept_plain=$(kept)
+one --batch-size 8 --dropout 0.1 --checkpoint-activations --save "$tmp/drop_ckpt.st" --json
+kept_ckpt=$(kept)
+d=$("$py" "$(dirname "$0")/safetensors_maxdiff.py" --max 0 "$tmp/drop.st" "$tmp/drop_ckpt.st") ||
+  fail "--checkpoint-activations: the weights differ from those without (max difference $d)"
+[ "$kept_ckpt" -gt 0 ] && [ "$kept_ckpt" -lt "$kept_plain" ] ||
+  fail "--checkpoint-activations: the forward kept $kept_ckpt bytes, without $kept_plain"
+ranks 2 --batch-size 4 --dropout 0.1 --save "$tmp/two_drop.st"
+ranks 2 --batch-size 4 --dropout 0.1 --checkpoint-activations --save "$tmp/two_drop_ckpt.st"
+d=$("$py" "$(dirname "$0")/safetensors_maxdiff.py" --max 0 "$tmp/two_drop.st" "$tmp/two_drop_ckpt.st") ||
+  fail "--checkpoint-activations on 2 ranks: the weights differ from those without (max difference $d)"
+echo "train_gpt: --checkpoint-activations: the same weights bitwise (1 process and 2 ranks, dropout 0.1); the forward kept $kept_ckpt bytes, $kept_plain without"
 
 # Resume: 5 steps straight, against a run SIGKILLed after step 3 (snapshots every step) and
 # started again: it resumes at step 3. Dropout on: the generator's state is in the snapshot.

@@ -11,8 +11,6 @@
 // each mode, by tensor sizes and from the allocator, and another the activation memory of a
 // step (--checkpoint-activations: the GPT's blocks checkpointed). Results: docs/benchmarks.md. Run it as
 //   gradring-run --nproc-per-node 2 --standalone bench_ddp
-#include <sys/resource.h>
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -34,6 +32,7 @@
 #include "common/ddp_checks.h"
 #include "common/activation_memory.h"
 #include "common/bench_models.h"
+#include "common/step_figures.h"
 #include "core/memory_stats.h"
 #include "core/native/conv2d.h"
 #include "distributed/backends/init.h"
@@ -83,22 +82,6 @@ DistributedDataParallelOptions mode_options(const std::string& mode, const Optio
 bool steps_in_backward(const std::string& mode) { return mode.rfind("zero2", 0) == 0 || mode == "optimizer-in-backward"; }
 bool is_fsdp(const std::string& mode) { return mode.rfind("fsdp", 0) == 0; }
 
-// Bytes of optimizer state tensors ("state.*" entries).
-int64_t state_bytes(const optim::Optimizer& opt) {
-  int64_t bytes = 0;
-  for (const auto& [key, t] : opt.state_dict())
-    if (key.rfind("state.", 0) == 0) bytes += static_cast<int64_t>(t.nbytes());
-  return bytes;
-}
-
-// CPU time of the whole process (every thread: compute, Gloo's, the hooks), user + system.
-int64_t process_cpu_ns() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  auto ns = [](const timeval& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_usec * 1000; };
-  return ns(u.ru_utime) + ns(u.ru_stime);
-}
-
 struct ModeResult : apps::CommFigures {  // comm_ms, hidden_ms, hidden_until_wait_ms, wait_ms
   std::string mode;
   size_t buckets = 0;
@@ -139,9 +122,9 @@ struct ModeRun {
   // Optimizer state bytes on this rank.
   int64_t optimizer_state_bytes() const {
     if (auto* zero = dynamic_cast<distributed::ZeroRedundancyOptimizer*>(opt.get())) return zero->state_bytes();
-    if (opt) return state_bytes(*opt);
+    if (opt) return apps::state_bytes(*opt);
     int64_t bytes = 0;
-    for (const optim::Optimizer* o : ddp->reducer().in_backward_optimizers()) bytes += state_bytes(*o);
+    for (const optim::Optimizer* o : ddp->reducer().in_backward_optimizers()) bytes += apps::state_bytes(*o);
     return bytes;
   }
   // Parameter and gradient bytes this rank holds now (fsdp: its shards and their gradients).
@@ -169,7 +152,7 @@ struct ModeRun {
   // One training step; `none` runs it inside no_sync (no gradient communication).
   StepTimes step(const Tensor& x, const Tensor& y) {
     StepTimes t{};
-    const int64_t cpu0 = process_cpu_ns();
+    const int64_t cpu0 = apps::process_cpu_ns();
     t.start = profiler::now_ns();
     if (opt) opt->zero_grad();
     std::optional<nn::parallel::DistributedDataParallelBase::NoSyncGuard> no_sync;
@@ -189,7 +172,7 @@ struct ModeRun {
     no_sync.reset();
     if (opt) opt->step();
     t.end = profiler::now_ns();
-    t.cpu_ns = process_cpu_ns() - cpu0;
+    t.cpu_ns = apps::process_cpu_ns() - cpu0;
     if (profiler::enabled()) {
       profiler::record("backward", "step", t.backward_start, t.backward_end, "step");
       profiler::record("step " + mode, "step", t.start, t.end, "step");
@@ -450,15 +433,7 @@ nlohmann::json bench_model(const std::string& name, const std::function<std::sha
     std::printf("# activation memory per step on rank 0, MiB (the allocator's, largest of the timed steps; %s): kept "
                 "by forward, peak = the step's peak above its start less the gradients backward allocated\n",
                 o.checkpoint_activations ? "blocks checkpointed" : "no checkpointing");
-  for (const auto& run : runs) {
-    const apps::ActivationMemory& a = run->activations;
-    const double mib = 1024.0 * 1024.0;
-    if (print)
-      std::printf("  %-22s kept %8.1f  peak %8.1f  (step peak %8.1f, gradients %8.1f)\n", run->mode.c_str(), a.kept / mib,
-                  a.peak / mib, a.step_peak / mib, a.gradients / mib);
-    activations[run->mode] = {{"kept_bytes", a.kept}, {"peak_bytes", a.peak}, {"step_peak_bytes", a.step_peak},
-                              {"gradient_bytes", a.gradients}};
-  }
+  for (const auto& run : runs) activations[run->mode] = apps::activation_row(run->mode, run->activations, print);
   nlohmann::json j = {{"model", name}, {"parameters", numel}, {"parameter_tensors", tensors},
                       {"batch_size", x.size(0)}, {"input", batch.input}, {"modes", modes},
                       {"checkpoint_activations", o.checkpoint_activations}, {"activation_memory", activations}};

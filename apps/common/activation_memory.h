@@ -8,6 +8,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "core/memory_stats.h"
 
@@ -64,5 +68,14 @@ class ActivationMeter {
   Device device_;
   int64_t start_ = 0, kept_ = 0;
 };
+
+// One row of the activation table bench_ddp prints (MiB), and the same figures in bytes as JSON.
+inline nlohmann::json activation_row(const std::string& label, const ActivationMemory& a, bool print) {
+  const double mib = 1024.0 * 1024.0;
+  if (print)
+    std::printf("  %-22s kept %8.1f  peak %8.1f  (step peak %8.1f, gradients %8.1f)\n", label.c_str(), a.kept / mib,
+                a.peak / mib, a.step_peak / mib, a.gradients / mib);
+  return {{"kept_bytes", a.kept}, {"peak_bytes", a.peak}, {"step_peak_bytes", a.step_peak}, {"gradient_bytes", a.gradients}};
+}
 
 }  // namespace gr::apps

@@ -17,9 +17,9 @@ using Kernels = native::MathKernels<GpuMap>;
 
 }  // namespace
 
-#define GR_REGISTER_MATH_KERNEL(stub, kernel) \
+// The stubs and kernels of core/native/math_ops.def.
+#define GR_MATH_KERNEL(stub, fn_type, kernel) \
   static ::gr::KernelRegistrar gr_math_cuda_registrar_##stub(native::stub##_stub, kCUDA, &Kernels::kernel);
-GR_MATH_KERNELS(GR_REGISTER_MATH_KERNEL)
-#undef GR_REGISTER_MATH_KERNEL
+#include "core/native/math_ops.def"
 
 }  // namespace gr::cuda

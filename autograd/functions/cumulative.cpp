@@ -70,7 +70,5 @@ Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   return autograd::scan(converted(x, dtype), dim, true, false);
 }
 
-Tensor Tensor::cumsum(int64_t dim, std::optional<ScalarType> dtype) const { return gr::cumsum(*this, dim, dtype); }
-Tensor Tensor::cumprod(int64_t dim, std::optional<ScalarType> dtype) const { return gr::cumprod(*this, dim, dtype); }
 
 }  // namespace gr

@@ -113,24 +113,6 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   return scatter_out("scatter_add", self, dim, index, src, native::ScatterReduce::Add);
 }
 
-Tensor Tensor::gather(int64_t dim, const Tensor& index, bool sparse_grad) const {
-  return gr::gather(*this, dim, index, sparse_grad);
-}
-Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) const {
-  return gr::scatter(*this, dim, index, src);
-}
-Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) const {
-  return gr::scatter(*this, dim, index, value);
-}
-Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const {
-  return gr::scatter(*this, dim, index, src, reduce);
-}
-Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const {
-  return gr::scatter(*this, dim, index, value, reduce);
-}
-Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
-  return gr::scatter_add(*this, dim, index, src);
-}
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) const {
   return scatter_in_place("scatter_", *this, dim, index, src, native::ScatterReduce::None);
 }

@@ -24,6 +24,5 @@ Tensor logsumexp(const Tensor& x, IntArrayRef dim, bool keepdim) {
   return out;
 }
 
-Tensor Tensor::logsumexp(IntArrayRef dim, bool keepdim) const { return gr::logsumexp(*this, dim, keepdim); }
 
 }  // namespace gr

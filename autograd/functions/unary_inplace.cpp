@@ -12,8 +12,7 @@ namespace gr {
   Tensor& Tensor::name##_() const {                                                                         \
     return autograd::record_unary_(node, #name "_", *this, [this] { native::name##_(*this); }, saves_output, \
                                    name##_inplace_grad);                                                    \
-  }                                                                                                         \
-  Tensor& name##_(Tensor& self) { return self.name##_(); }
+  }
 GR_DEFINE_INPLACE_UNARY(abs, "AbsBackward0", false, g * sign(s))
 GR_DEFINE_INPLACE_UNARY(exp, "ExpBackward0", true, g * s)
 GR_DEFINE_INPLACE_UNARY(log, "LogBackward0", false, g / s)
@@ -28,6 +27,5 @@ Tensor& Tensor::neg_() const {
       "NegBackward0", "neg_", *this, {}, [this] { native::neg_(*this); }, autograd::Saves{},
       [](const Tensor& g, const TensorList&, const Tensor&, const std::vector<bool>&) { return TensorList{-g}; });
 }
-Tensor& neg_(Tensor& self) { return self.neg_(); }
 
 }  // namespace gr

@@ -8,9 +8,8 @@
 
 namespace gr::native {
 
-#define GR_DEFINE_ELEMENTWISE_STUB(name) GR_DEFINE_DISPATCH(ElementwiseFn, name##_stub);
-GR_ELEMENTWISE_STUBS(GR_DEFINE_ELEMENTWISE_STUB)
-#undef GR_DEFINE_ELEMENTWISE_STUB
+#define GR_ELEMENTWISE_KERNEL(stub, kind, F) GR_DEFINE_DISPATCH(ElementwiseFn, stub##_stub);
+#include "core/native/elementwise_ops.def"
 
 Tensor wrapped_scalar(const Tensor& like, const Scalar& s) {
   ScalarType t = like.scalar_type();

@@ -11,14 +11,9 @@ namespace gr::native {
 // noted: comparisons write bool, `where` reads a bool condition first.
 using ElementwiseFn = void (*)(const StridedLoop&, ScalarType t, const Scalar& param);
 
-#define GR_ELEMENTWISE_STUBS(X) \
-  X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum) \
-  X(eq) X(ne) X(gt) X(lt) X(ge) X(le) X(where) \
-  X(neg) X(exp) X(log) X(sqrt) X(abs) X(relu) X(sigmoid) X(tanh) X(pow_scalar) \
-  X(relu_backward) X(sigmoid_backward) X(tanh_backward) X(pow_scalar_backward) X(abs_backward)
-#define GR_DECLARE_ELEMENTWISE_STUB(name) GR_DECLARE_DISPATCH(ElementwiseFn, name##_stub);
-GR_ELEMENTWISE_STUBS(GR_DECLARE_ELEMENTWISE_STUB)
-#undef GR_DECLARE_ELEMENTWISE_STUB
+// The family's stubs, from its list.
+#define GR_ELEMENTWISE_KERNEL(stub, kind, F) GR_DECLARE_DISPATCH(ElementwiseFn, stub##_stub);
+#include "core/native/elementwise_ops.def"
 
 // A 0-d tensor holding `s` in the dtype an op between `like` and `s` computes in.
 Tensor wrapped_scalar(const Tensor& like, const Scalar& s);

@@ -53,33 +53,16 @@ void where_cpu(const StridedLoop& L, ScalarType t, const Scalar&) {
 
 }  // namespace
 
-GR_REGISTER_KERNEL(add_stub, kCPU, &binary_alpha_cpu<F::Add>);
-GR_REGISTER_KERNEL(sub_stub, kCPU, &binary_alpha_cpu<F::Sub>);
-GR_REGISTER_KERNEL(mul_stub, kCPU, &binary_cpu<F::Mul>);
-GR_REGISTER_KERNEL(div_stub, kCPU, &binary_cpu<F::Div>);
-GR_REGISTER_KERNEL(pow_stub, kCPU, &binary_cpu<F::Pow>);
-GR_REGISTER_KERNEL(maximum_stub, kCPU, &binary_cpu<F::Maximum>);
-GR_REGISTER_KERNEL(minimum_stub, kCPU, &binary_cpu<F::Minimum>);
-GR_REGISTER_KERNEL(eq_stub, kCPU, &compare_cpu<F::Eq>);
-GR_REGISTER_KERNEL(ne_stub, kCPU, &compare_cpu<F::Ne>);
-GR_REGISTER_KERNEL(gt_stub, kCPU, &compare_cpu<F::Gt>);
-GR_REGISTER_KERNEL(lt_stub, kCPU, &compare_cpu<F::Lt>);
-GR_REGISTER_KERNEL(ge_stub, kCPU, &compare_cpu<F::Ge>);
-GR_REGISTER_KERNEL(le_stub, kCPU, &compare_cpu<F::Le>);
-GR_REGISTER_KERNEL(where_stub, kCPU, &where_cpu);
-GR_REGISTER_KERNEL(neg_stub, kCPU, &unary_cpu<F::Neg>);
-GR_REGISTER_KERNEL(abs_stub, kCPU, &unary_cpu<F::Abs>);
-GR_REGISTER_KERNEL(relu_stub, kCPU, &unary_cpu<F::Relu>);
-GR_REGISTER_KERNEL(exp_stub, kCPU, &float_unary_cpu<F::Exp>);
-GR_REGISTER_KERNEL(log_stub, kCPU, &float_unary_cpu<F::Log>);
-GR_REGISTER_KERNEL(sqrt_stub, kCPU, &float_unary_cpu<F::Sqrt>);
-GR_REGISTER_KERNEL(sigmoid_stub, kCPU, &float_unary_cpu<F::Sigmoid>);
-GR_REGISTER_KERNEL(tanh_stub, kCPU, &float_unary_cpu<F::Tanh>);
-GR_REGISTER_KERNEL(pow_scalar_stub, kCPU, &pow_scalar_cpu);
-GR_REGISTER_KERNEL(relu_backward_stub, kCPU, &float_binary_cpu<F::ReluBackward>);
-GR_REGISTER_KERNEL(sigmoid_backward_stub, kCPU, &float_binary_cpu<F::SigmoidBackward>);
-GR_REGISTER_KERNEL(tanh_backward_stub, kCPU, &float_binary_cpu<F::TanhBackward>);
-GR_REGISTER_KERNEL(pow_scalar_backward_stub, kCPU, &float_binary_cpu<F::PowScalarBackward>);
-GR_REGISTER_KERNEL(abs_backward_stub, kCPU, &float_binary_cpu<F::AbsBackward>);
+// Every stub of the family's list (core/native/elementwise_ops.def) with its `kind` of kernel.
+#define GR_CPU_KERNEL_binary(Op) &binary_cpu<F::Op>
+#define GR_CPU_KERNEL_binary_alpha(Op) &binary_alpha_cpu<F::Op>
+#define GR_CPU_KERNEL_float_binary(Op) &float_binary_cpu<F::Op>
+#define GR_CPU_KERNEL_compare(Op) &compare_cpu<F::Op>
+#define GR_CPU_KERNEL_where(Op) &where_cpu
+#define GR_CPU_KERNEL_unary(Op) &unary_cpu<F::Op>
+#define GR_CPU_KERNEL_float_unary(Op) &float_unary_cpu<F::Op>
+#define GR_CPU_KERNEL_pow_scalar(Op) &pow_scalar_cpu
+#define GR_ELEMENTWISE_KERNEL(stub, kind, Op) GR_REGISTER_KERNEL(stub##_stub, kCPU, GR_CPU_KERNEL_##kind(Op));
+#include "core/native/elementwise_ops.def"
 
 }  // namespace gr::native

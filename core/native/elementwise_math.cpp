@@ -11,13 +11,8 @@
 
 namespace gr::native {
 
-#define GR_DEFINE_MATH_STUB(name) GR_DEFINE_DISPATCH(ElementwiseFn, name##_stub);
-#define GR_DEFINE_MATH_STUB2(name) GR_DEFINE_DISPATCH(Elementwise2Fn, name##_stub);
-GR_MATH_STUBS(GR_DEFINE_MATH_STUB)
-GR_MATH_STUBS2(GR_DEFINE_MATH_STUB2)
-#undef GR_DEFINE_MATH_STUB
-#undef GR_DEFINE_MATH_STUB2
-GR_DEFINE_DISPATCH(IsCloseFn, isclose_stub);
+#define GR_MATH_KERNEL(stub, fn_type, kernel) GR_DEFINE_DISPATCH(fn_type, stub##_stub);
+#include "core/native/math_ops.def"
 
 namespace {
 
@@ -75,60 +70,92 @@ ScalarType bitwise_dtype(const char* op, const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-// ---- unary ----
+// ---- the element-wise lines of math_ops.def, by their dtypes ----
 
-#define GR_DEFINE_FLOAT_UNARY(name)                                                                    \
-  Tensor name(const Tensor& a) {                                                                       \
-    check_defined(#name, a);                                                                           \
-    return run_unary(name##_stub, a, floating_or_float32(a.scalar_type()));                            \
-  }                                                                                                    \
-  void name##_(const Tensor& self) {                                                                   \
-    check_defined(#name "_", self);                                                                    \
-    run_unary_inplace(name##_stub, #name "_", self, floating_or_float32(self.scalar_type()));          \
-  }
-GR_UNARY_FLOAT_MATH(GR_DEFINE_FLOAT_UNARY)
-#undef GR_DEFINE_FLOAT_UNARY
+namespace {
 
-// Rounding keeps integers as they are; bool has no rounding (torch: not implemented).
-#define GR_DEFINE_ROUNDING(name)                                                         \
-  Tensor name(const Tensor& a) {                                                         \
-    check_not_bool(#name, a);                                                            \
-    return run_unary(name##_stub, a, a.scalar_type());                                   \
-  }                                                                                      \
-  void name##_(const Tensor& self) {                                                     \
-    check_not_bool(#name "_", self);                                                     \
-    run_unary_inplace(name##_stub, #name "_", self, self.scalar_type());                 \
-  }
-GR_DEFINE_ROUNDING(floor)
-GR_DEFINE_ROUNDING(ceil)
-GR_DEFINE_ROUNDING(round)
-GR_DEFINE_ROUNDING(trunc)
-#undef GR_DEFINE_ROUNDING
+using Stub = DispatchStub<ElementwiseFn>;
 
-Tensor square(const Tensor& a) {
-  check_defined("square", a);
-  return run_unary(square_stub, a, a.scalar_type() == kBool ? kInt64 : a.scalar_type());
+// float: integer and bool inputs compute in float32.
+Tensor unary_float(const Stub& stub, const char* op, const Tensor& a) {
+  check_defined(op, a);
+  return run_unary(stub, a, floating_or_float32(a.scalar_type()));
 }
-void square_(const Tensor& self) {
-  check_defined("square_", self);
-  run_unary_inplace(square_stub, "square_", self, self.scalar_type() == kBool ? kInt64 : self.scalar_type());
+void unary_float_(const Stub& stub, const char* op, const Tensor& self) {
+  check_defined(op, self);
+  run_unary_inplace(stub, op, self, floating_or_float32(self.scalar_type()));
 }
-Tensor sign(const Tensor& a) {
-  check_defined("sign", a);
-  return run_unary(sign_stub, a, a.scalar_type());
+// floating: floating inputs only.
+Tensor unary_floating(const Stub& stub, const char* op, const Tensor& a) {
+  check_floating(op, a);
+  return run_unary(stub, a, a.scalar_type());
 }
-void sign_(const Tensor& self) {
-  check_defined("sign_", self);
-  run_unary_inplace(sign_stub, "sign_", self, self.scalar_type());
+void unary_floating_(const Stub& stub, const char* op, const Tensor& self) {
+  check_floating(op, self);
+  run_unary_inplace(stub, op, self, self.scalar_type());
 }
-Tensor frac(const Tensor& a) {
-  check_floating("frac", a);
-  return run_unary(frac_stub, a, a.scalar_type());
+// rounding: keeps integers as they are; bool has no rounding (torch: not implemented).
+Tensor unary_rounding(const Stub& stub, const char* op, const Tensor& a) {
+  check_not_bool(op, a);
+  return run_unary(stub, a, a.scalar_type());
 }
-void frac_(const Tensor& self) {
-  check_floating("frac_", self);
-  run_unary_inplace(frac_stub, "frac_", self, self.scalar_type());
+void unary_rounding_(const Stub& stub, const char* op, const Tensor& self) {
+  check_not_bool(op, self);
+  run_unary_inplace(stub, op, self, self.scalar_type());
 }
+// square: bool gives int64.
+Tensor unary_square(const Stub& stub, const char* op, const Tensor& a) {
+  check_defined(op, a);
+  return run_unary(stub, a, a.scalar_type() == kBool ? kInt64 : a.scalar_type());
+}
+void unary_square_(const Stub& stub, const char* op, const Tensor& self) {
+  check_defined(op, self);
+  run_unary_inplace(stub, op, self, self.scalar_type() == kBool ? kInt64 : self.scalar_type());
+}
+// sign: any dtype, kept.
+Tensor unary_sign(const Stub& stub, const char* op, const Tensor& a) {
+  check_defined(op, a);
+  return run_unary(stub, a, a.scalar_type());
+}
+void unary_sign_(const Stub& stub, const char* op, const Tensor& self) {
+  check_defined(op, self);
+  run_unary_inplace(stub, op, self, self.scalar_type());
+}
+
+// float: integer inputs compute in float32 (atan2).
+Tensor binary_float(const Stub& stub, const char* op, const Tensor& a, const Tensor& b) {
+  check_same_device(a, b, op);
+  ScalarType t = floating_or_float32(promote_types(a.scalar_type(), b.scalar_type()));
+  return run_binary(stub, op, a, b, t, t);
+}
+void binary_float_(const Stub& stub, const char* op, const Tensor& self, const Tensor& other) {
+  check_same_device(self, other, op);
+  run_binary_inplace_loop(stub_kernel(stub, self.device()), op, self, other,
+                          floating_or_float32(promote_types(self.scalar_type(), other.scalar_type())));
+}
+// floating: floating inputs only (hypot).
+Tensor binary_floating(const Stub& stub, const char* op, const Tensor& a, const Tensor& b) {
+  check_same_device(a, b, op);
+  ScalarType t = promote_types(a.scalar_type(), b.scalar_type());
+  GR_CHECK(is_floating_point(t), op, ": not implemented for dtype ", t, " (floating point inputs are required; shapes ",
+           a.sizes(), " and ", b.sizes(), ")");
+  return run_binary(stub, op, a, b, t, t);
+}
+void binary_floating_(const Stub& stub, const char* op, const Tensor& self, const Tensor& other) {
+  check_same_device(self, other, op);
+  check_floating(op, self);
+  run_binary_inplace(stub, op, self, other);
+}
+
+}  // namespace
+
+#define GR_UNARY_OP(name, F, dtypes, node, domain)                                               \
+  Tensor name(const Tensor& a) { return unary_##dtypes(name##_stub, #name, a); }           \
+  void name##_(const Tensor& self) { unary_##dtypes##_(name##_stub, #name "_", self); }
+#define GR_BINARY_OP(name, F, dtypes, node, domain)                                              \
+  Tensor name(const Tensor& a, const Tensor& b) { return binary_##dtypes(name##_stub, #name, a, b); } \
+  void name##_(const Tensor& self, const Tensor& other) { binary_##dtypes##_(name##_stub, #name "_", self, other); }
+#include "core/native/math_ops.def"
 
 Tensor round(const Tensor& a, int64_t decimals) {
   if (decimals == 0) return round(a);
@@ -167,30 +194,6 @@ GR_DEFINE_FLOAT_INPLACE(tanh)
 #undef GR_DEFINE_FLOAT_INPLACE
 
 // ---- binary ----
-
-Tensor atan2(const Tensor& a, const Tensor& b) {
-  check_same_device(a, b, "atan2");
-  ScalarType t = floating_or_float32(promote_types(a.scalar_type(), b.scalar_type()));
-  return run_binary(atan2_stub, "atan2", a, b, t, t);
-}
-void atan2_(const Tensor& self, const Tensor& other) {
-  check_same_device(self, other, "atan2_");
-  run_binary_inplace_loop(stub_kernel(atan2_stub, self.device()), "atan2_", self, other,
-                          floating_or_float32(promote_types(self.scalar_type(), other.scalar_type())));
-}
-
-Tensor hypot(const Tensor& a, const Tensor& b) {
-  check_same_device(a, b, "hypot");
-  ScalarType t = promote_types(a.scalar_type(), b.scalar_type());
-  GR_CHECK(is_floating_point(t), "hypot: not implemented for dtype ", t, " (floating point inputs are required; shapes ",
-           a.sizes(), " and ", b.sizes(), ")");
-  return run_binary(hypot_stub, "hypot", a, b, t, t);
-}
-void hypot_(const Tensor& self, const Tensor& other) {
-  check_same_device(self, other, "hypot_");
-  check_floating("hypot_", self);
-  run_binary_inplace(hypot_stub, "hypot_", self, other);
-}
 
 #define GR_DEFINE_MODULO(name)                                                                           \
   Tensor name(const Tensor& a, const Tensor& b) {                                                        \

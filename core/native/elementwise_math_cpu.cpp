@@ -17,9 +17,8 @@ using Kernels = MathKernels<CpuMap>;
 
 }  // namespace
 
-#define GR_REGISTER_MATH_KERNEL(stub, kernel) \
+#define GR_MATH_KERNEL(stub, fn_type, kernel) \
   static ::gr::KernelRegistrar gr_math_cpu_registrar_##stub(stub##_stub, kCPU, &Kernels::kernel);
-GR_MATH_KERNELS(GR_REGISTER_MATH_KERNEL)
-#undef GR_REGISTER_MATH_KERNEL
+#include "core/native/math_ops.def"
 
 }  // namespace gr::native

@@ -1,7 +1,8 @@
 // The kernels of the math and comparison families, written once over a device's element-wise
-// map (cpu_map or gpu_map) with the functors of core/functors_math.h, and GR_MATH_KERNELS, the
-// table of (stub, kernel) pairs that elementwise_math_cpu.cpp and cuda_kernels/math_ops.cu
-// both register. Map::template run<Out, In...>(loop, f) writes out = f(in...) on its device.
+// map (cpu_map or gpu_map) with the functors of core/functors_math.h. Which stub gets which
+// kernel is the family's list (core/native/math_ops.def, read with GR_MATH_KERNEL), which
+// elementwise_math_cpu.cpp and cuda_kernels/math_ops.cu both register.
+// Map::template run<Out, In...>(loop, f) writes out = f(in...) on its device.
 #pragma once
 
 #include <cmath>
@@ -104,25 +105,3 @@ struct MathKernels {
 };
 
 }  // namespace gr::native
-
-// (stub, kernel of MathKernels) for every stub of elementwise_math.h.
-#define GR_MATH_KERNELS(X)                                                                                      \
-  X(sin, float_unary<functors::Sin>) X(cos, float_unary<functors::Cos>) X(tan, float_unary<functors::Tan>)      \
-  X(asin, float_unary<functors::Asin>) X(acos, float_unary<functors::Acos>) X(atan, float_unary<functors::Atan>) \
-  X(sinh, float_unary<functors::Sinh>) X(cosh, float_unary<functors::Cosh>) X(erf, float_unary<functors::Erf>)  \
-  X(erfc, float_unary<functors::Erfc>) X(erfinv, float_unary<functors::Erfinv>)                                 \
-  X(rsqrt, float_unary<functors::Rsqrt>) X(reciprocal, float_unary<functors::Reciprocal>)                       \
-  X(log1p, float_unary<functors::Log1p>) X(expm1, float_unary<functors::Expm1>)                                 \
-  X(log2, float_unary<functors::Log2>) X(log10, float_unary<functors::Log10>) X(frac, float_unary<functors::Frac>) \
-  X(square, arith_unary<functors::Square>) X(floor, arith_unary<functors::Floor>)                               \
-  X(ceil, arith_unary<functors::Ceil>) X(round, arith_unary<functors::Round>) X(trunc, arith_unary<functors::Trunc>) \
-  X(sign, any_unary<functors::Sign>) X(round_decimals, round_decimals) X(softplus, softplus)                    \
-  X(clamp_scalar, clamp_scalar) X(clamp_min_scalar, clamp_min_scalar) X(clamp_max_scalar, clamp_max_scalar)     \
-  X(atan2, float_binary<functors::Atan2>) X(hypot, float_binary<functors::Hypot>)                               \
-  X(fmod, arith_binary<functors::Fmod>) X(remainder, arith_binary<functors::Remainder>)                         \
-  X(lerp_scalar, lerp_scalar) X(lerp, lerp) X(clamp, clamp)                                                     \
-  X(logical_and, predicate_binary<functors::LogicalAnd>) X(logical_or, predicate_binary<functors::LogicalOr>)   \
-  X(logical_xor, predicate_binary<functors::LogicalXor>) X(logical_not, predicate<functors::LogicalNot>)        \
-  X(isnan, predicate<functors::IsNan>) X(isinf, predicate<functors::IsInf>) X(isfinite, predicate<functors::IsFinite>) \
-  X(isclose, isclose) X(bitwise_and, bitwise<functors::BitwiseAnd>) X(bitwise_or, bitwise<functors::BitwiseOr>) \
-  X(bitwise_xor, bitwise<functors::BitwiseXor>) X(bitwise_not, bitwise_not)

@@ -1,5 +1,4 @@
-// sign, floor, ceil, round, trunc, frac, fmod and remainder (out of place and in place) with
-// backward. The rounding ops are piecewise constant: their gradient is zero, as torch's.
+// fmod and remainder (out of place and in place, tensor or number divisor) with backward.
 #include "autograd/functions/elementwise_grad.h"
 #include "core/native/elementwise_math.h"
 
@@ -7,33 +6,7 @@ namespace gr {
 
 using autograd::Saves;
 
-#define GR_DEFINE_ROUNDING_OP(name, node)                                                                    \
-  Tensor name(const Tensor& self) {                                                                          \
-    return autograd::record_elementwise(node, {self}, native::name(self), Saves{},                          \
-                                        [](const Tensor& g, const TensorList&, const Tensor&,                \
-                                           const std::vector<bool>&) { return TensorList{autograd::zero_grad_like(g)}; }); \
-  }                                                                                                          \
-  Tensor& Tensor::name##_() const {                                                                          \
-    return autograd::record_elementwise_(node, #name "_", *this, {}, [this] { native::name##_(*this); }, Saves{}, \
-                                         [](const Tensor& g, const TensorList&, const Tensor&,               \
-                                            const std::vector<bool>&) { return TensorList{autograd::zero_grad_like(g)}; }); \
-  }                                                                                                          \
-  Tensor Tensor::name() const { return gr::name(*this); }                                                    \
-  Tensor& name##_(Tensor& self) { return self.name##_(); }
-GR_DEFINE_ROUNDING_OP(sign, "SignBackward0")
-GR_DEFINE_ROUNDING_OP(floor, "FloorBackward0")
-GR_DEFINE_ROUNDING_OP(ceil, "CeilBackward0")
-GR_DEFINE_ROUNDING_OP(round, "RoundBackward0")
-GR_DEFINE_ROUNDING_OP(trunc, "TruncBackward0")
-#undef GR_DEFINE_ROUNDING_OP
-
-GR_DEFINE_UNARY_OP(frac, "FracBackward0", false, g)
-
 namespace {
-TensorList zero_grad(const Tensor& g, const TensorList&, const Tensor&, const std::vector<bool>&) {
-  return TensorList{autograd::zero_grad_like(g)};
-}
-
 // fmod and remainder: d/da = 1; d/db = -(a / b rounded toward zero for fmod, down for remainder).
 template <bool kFloorQuotient>
 TensorList modulo_grad(const Tensor& g, const TensorList& in, const Tensor&, const std::vector<bool>& needs) {
@@ -46,19 +19,6 @@ TensorList modulo_grad(const Tensor& g, const TensorList& in, const Tensor&, con
 }
 // The quotient is needed only for the divisor's gradient.
 Saves modulo_saves(const Tensor& other) { return Saves{{other.requires_grad(), other.requires_grad()}}; }
-}  // namespace
-
-Tensor round(const Tensor& self, int64_t decimals) {
-  return autograd::record_elementwise("RoundBackward1", {self}, native::round(self, decimals), Saves{}, zero_grad);
-}
-Tensor& Tensor::round_(int64_t decimals) const {
-  return autograd::record_elementwise_("RoundBackward1", "round_", *this, {},
-                                       [this, decimals] { native::round_(*this, decimals); }, Saves{}, zero_grad);
-}
-Tensor Tensor::round(int64_t decimals) const { return gr::round(*this, decimals); }
-Tensor& round_(Tensor& self, int64_t decimals) { return self.round_(decimals); }
-
-namespace {
 template <bool floor_quotient>
 Tensor modulo(const char* node, const Tensor& self, const Tensor& other, Tensor out) {
   return autograd::record_elementwise(node, {self, other}, out, modulo_saves(other), modulo_grad<floor_quotient>);
@@ -84,9 +44,7 @@ Tensor& modulo_(const char* node, const char* op, const Tensor& self, const Tens
   Tensor& Tensor::name##_(const Scalar& other) const {                                                          \
     Tensor s = native::wrapped_scalar(*this, other);                                                            \
     return modulo_<floor_quotient>(scalar_node, #name "_", *this, s, [this, &s] { native::name##_(*this, s); }); \
-  }                                                                                                             \
-  Tensor Tensor::name(const Tensor& other) const { return gr::name(*this, other); }                            \
-  Tensor Tensor::name(const Scalar& other) const { return gr::name(*this, other); }
+  }
 GR_DEFINE_MODULO_OP(fmod, "FmodBackward1", "FmodBackward0", false)
 GR_DEFINE_MODULO_OP(remainder, "RemainderBackward1", "RemainderBackward0", true)
 #undef GR_DEFINE_MODULO_OP

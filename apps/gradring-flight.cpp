@@ -5,6 +5,7 @@
 // (another op, dtype, shape or root, or a call some ranks never issued), calls issued but
 // never started, ranks that left no dump; then one summary line. See docs/reliability.md.
 #include <CLI/CLI.hpp>
+#include <gradring/distributed/store/rank_list.h>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -101,11 +102,7 @@ std::string call_site_of(const json& stack) {
   return {};
 }
 
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
-  return s;
-}
+using gr::distributed::rank_list;
 
 // Reads DIR/rank*.json or the files given.
 std::vector<std::filesystem::path> dump_files(const std::vector<std::string>& args) {

@@ -14,7 +14,6 @@
 #include <gradring/gradring.h>
 #include <nlohmann/json.hpp>
 
-#include "core/native/gemm_packed.h"
 
 #include "common/cli.h"
 #include "common/gpt.h"
@@ -186,167 +185,225 @@ int generate(const Options& o, const Job& job) {
   return 0;
 }
 
-int run(const Options& o, Job& job) {
-  set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
-  if (o.generate) return generate(o, job);
+using DDP = nn::parallel::DistributedDataParallel<apps::GPTImpl>;
+
+bool seed_run(const Options& o, const Job& job) {
   GR_CHECK(o.dtype != "bf16" || job.device.is_cpu(), "--dtype bf16 is CPU autocast; on ", job.device,
            " train in float32 (autocast on CUDA is not implemented yet)");
   manual_seed(o.seed);
-  const apps::GPTConfig config = config_of(o);
-  const int64_t B = batch_size_of(o), T = config.block;
-  const Corpus corpus = read_corpus(o.data.empty() ? default_corpus() : o.data);
-  ds::TokenDataset train(corpus.train, ds::TokenDatasetOptions(T).seed(o.seed).num_replicas(job.world).rank(job.rank), "train split");
-  ds::TokenDataset val(corpus.val, ds::TokenDatasetOptions(T).seed(o.seed), "validation split");
-  const int64_t per_epoch = static_cast<int64_t>(*train.size()) / B;  // micro-batches per epoch and rank
-  GR_CHECK(per_epoch >= 1, "the training split holds ", *train.size(), " windows per rank, fewer than a batch of ", B);
+  return true;
+}
 
-  apps::GPT model(config);
+// One training run: the data, the model (in DDP when distributed), its optimizer (sharded with
+// --zero 1), the step it is at (Note [GPT resume]) and what it measures.
+struct Training {
+  const Options& o;
+  Job& job;
+  bool seeded;  // first: the seed is set before the model's weights are drawn
+  const apps::GPTConfig config;
+  const int64_t B, T;
+  const Corpus corpus;
+  ds::TokenDataset train, val;
+  const int64_t per_epoch;  // micro-batches per epoch and rank
+  apps::GPT model;
+  std::unique_ptr<DDP> ddp;
+  std::unique_ptr<optim::Optimizer> optimizer;
+  distributed::ZeroRedundancyOptimizer* zero = nullptr;
+  std::vector<Tensor> params;
+  std::string snapshot_path;
+  int64_t step = 0;
+  double flops_per_token = 0, peak = 0;  // per token; all ranks' measured peak FLOP/s
+  double timed_seconds = 0, train_loss = NAN, val_loss = NAN;
+  int64_t timed_tokens = 0;
+
+  Training(const Options& options, Job& j);
+  Tensor forward(const Tensor& x) { return ddp ? ddp->forward(x) : model(x); }
+};
+
+Training::Training(const Options& options, Job& j)
+    : o(options),
+      job(j),
+      seeded(seed_run(options, j)),
+      config(config_of(options)),
+      B(batch_size_of(options)),
+      T(config.block),
+      corpus(read_corpus(options.data.empty() ? default_corpus() : options.data)),
+      train(corpus.train, ds::TokenDatasetOptions(T).seed(options.seed).num_replicas(j.world).rank(j.rank), "train split"),
+      val(corpus.val, ds::TokenDatasetOptions(T).seed(options.seed), "validation split"),
+      per_epoch(static_cast<int64_t>(*train.size()) / B),
+      model(config) {
+  GR_CHECK(per_epoch >= 1, "the training split holds ", *train.size(), " windows per rank, fewer than a batch of ", B);
   if (o.dtype == "float64") model->to(kFloat64);
   if (!o.load.empty()) load_weights(model, o.load);
   model->to(job.device);
-  std::unique_ptr<nn::parallel::DistributedDataParallel<apps::GPTImpl>> ddp;
-  if (job.distributed()) ddp = std::make_unique<nn::parallel::DistributedDataParallel<apps::GPTImpl>>(model, job.group);
-  auto forward = [&](const Tensor& x) { return ddp ? ddp->forward(x) : model(x); };
-  std::unique_ptr<optim::Optimizer> optimizer = apps::make_gpt_optimizer(model, o.lr, o.weight_decay);
-  auto* zero = o.zero == 1 ? shard_optimizer(optimizer, job) : nullptr;
-  std::vector<Tensor> params = model->parameters();
+  if (job.distributed()) ddp = std::make_unique<DDP>(model, job.group);
+  optimizer = apps::make_gpt_optimizer(model, o.lr, o.weight_decay);
+  if (o.zero == 1) zero = shard_optimizer(optimizer, job);
+  params = model->parameters();
+  snapshot_path = zero ? o.snapshot + ".rank" + std::to_string(job.rank) : o.snapshot;
+  flops_per_token = model->flops_per_token();
+}
 
-  // Note [GPT resume]: batch k of the run is window rows [(k mod E) B, (k mod E + 1) B) of
-  // epoch k / E (E micro-batches per epoch), a function of k alone, and the dropout masks
-  // come from the default generator the snapshot holds: resuming at step s repeats exactly
-  // what the uninterrupted run would have done. With --zero 1 every rank keeps its own
-  // snapshot (FILE.rank<r>: the weights and its shard of the optimizer state).
-  const std::string snapshot_path = zero ? o.snapshot + ".rank" + std::to_string(job.rank) : o.snapshot;
-  int64_t step = 0;
-  if (!o.snapshot.empty() && std::filesystem::exists(snapshot_path)) {
-    Snapshot s = load_snapshot(snapshot_path, job.world);
-    restore_snapshot(s, *model, optimizer.get());
-    step = s.global_step;
-    if (job.leader() && !o.json) std::printf("resuming from %s at step %lld\n", snapshot_path.c_str(), static_cast<long long>(step));
+// Note [GPT resume]: batch k of the run is window rows [(k mod E) B, (k mod E + 1) B) of
+// epoch k / E (E micro-batches per epoch), a function of k alone, and the dropout masks
+// come from the default generator the snapshot holds: resuming at step s repeats exactly
+// what the uninterrupted run would have done. With --zero 1 every rank keeps its own
+// snapshot (FILE.rank<r>: the weights and its shard of the optimizer state).
+void resume(Training& t) {
+  if (!t.o.snapshot.empty() && std::filesystem::exists(t.snapshot_path)) {
+    Snapshot s = load_snapshot(t.snapshot_path, t.job.world);
+    restore_snapshot(s, *t.model, t.optimizer.get());
+    t.step = s.global_step;
+    if (t.job.leader() && !t.o.json)
+      std::printf("resuming from %s at step %lld\n", t.snapshot_path.c_str(), static_cast<long long>(t.step));
   }
-  if (zero) check_same_step(job, step);
-  auto save_snapshot_now = [&](int64_t steps_done) {
-    if (o.snapshot.empty() || (!job.leader() && !zero)) return;
-    Snapshot s = capture_snapshot(*model, zero ? nullptr : optimizer.get());
-    if (zero) s.optimizer = zero->local_state_dict();
-    s.global_step = steps_done;
-    s.world_size = job.world;
-    s.user["seed"] = std::to_string(o.seed);
-    save_snapshot(snapshot_path, s);
-    // Every rank's shard of this step is on disk before any rank goes on (and a test's kill
-    // after this step finds them all written).
-    if (zero) job.group->barrier()->wait();
-  };
+  if (t.zero) check_same_step(t.job, t.step);
+}
 
-  const double flops_per_token = model->flops_per_token();
-  // bf16's MFU is against the bfloat16 peak where products run on bfloat16 pairs.
-  const bool bf16_pairs = o.dtype == "bf16" && job.device.is_cpu() && native::bf16_pair_products();
-  const double peak = apps::measured_peak_gflops_per_core(bf16_pairs) * 1e9 * get_num_threads() * job.world;
+void save_snapshot_now(const Training& t, int64_t steps_done) {
+  const Options& o = t.o;
+  if (o.snapshot.empty() || (!t.job.leader() && !t.zero)) return;
+  Snapshot s = capture_snapshot(*t.model, t.zero ? nullptr : t.optimizer.get());
+  if (t.zero) s.optimizer = t.zero->local_state_dict();
+  s.global_step = steps_done;
+  s.world_size = t.job.world;
+  s.user["seed"] = std::to_string(o.seed);
+  save_snapshot(t.snapshot_path, s);
+  // Every rank's shard of this step is on disk before any rank goes on (and a test's kill
+  // after this step finds them all written).
+  if (t.zero) t.job.group->barrier()->wait();
+}
+
+// The peak MFU is measured against (bf16's against the bfloat16 peak where products run on
+// bfloat16 pairs), and the run's first line.
+void print_start(Training& t) {
+  const Options& o = t.o;
+  const Job& job = t.job;
+  const bool bf16_pairs = o.dtype == "bf16" && job.device.is_cpu() && backends::cpu::bf16_pair_products();
+  t.peak = apps::measured_peak_gflops_per_core(bf16_pairs) * 1e9 * get_num_threads() * job.world;
   if (job.leader() && o.dtype == "bf16" && job.device.is_cpu() && !bf16_pairs)
     std::fprintf(stderr, "train_gpt: notice: this CPU (as built, -march=native) has no AVX512_BF16: bfloat16 products "
                          "are widened to float32, so --dtype bf16 runs at about float32's speed less the casts\n");
   if (job.leader() && !o.json)
     std::printf("GPT: %lld layers, %lld heads, width %lld, context %lld, %.2fM parameters; batch %lld x %lld ranks x %lld "
                 "accumulated; %s, %d thread(s) per rank; peak %.0f GFLOP/s measured\n",
-                static_cast<long long>(config.layers), static_cast<long long>(config.heads),
-                static_cast<long long>(config.embd), static_cast<long long>(T), model->num_params() / 1e6,
-                static_cast<long long>(B), static_cast<long long>(job.world), static_cast<long long>(o.grad_accum),
-                o.dtype.c_str(), get_num_threads(), peak / 1e9);
-  std::FILE* curve = !o.curve.empty() && job.leader() ? std::fopen(o.curve.c_str(), step > 0 ? "a" : "w") : nullptr;
-  GR_CHECK(o.curve.empty() || !job.leader() || curve != nullptr, "cannot write --curve ", o.curve);
+                static_cast<long long>(t.config.layers), static_cast<long long>(t.config.heads),
+                static_cast<long long>(t.config.embd), static_cast<long long>(t.T), t.model->num_params() / 1e6,
+                static_cast<long long>(t.B), static_cast<long long>(job.world), static_cast<long long>(o.grad_accum),
+                o.dtype.c_str(), get_num_threads(), t.peak / 1e9);
+}
 
+// One optimizer step over --grad-accum micro-batches; returns this rank's loss.
+double train_step(Training& t) {
+  const Options& o = t.o;
+  for (auto& group : t.optimizer->param_groups()) group.options().set_lr(lr_at(o, t.step));
+  {
+    profiler::ScopedEvent span("zero_grad");
+    t.optimizer->zero_grad();
+  }
+  double loss_sum = 0;
+  for (int64_t k = 0; k < o.grad_accum; ++k) {
+    const int64_t micro = t.step * o.grad_accum + k;
+    if (t.train.epoch() != micro / t.per_epoch) t.train.set_epoch(micro / t.per_epoch);
+    std::vector<int64_t> rows(static_cast<size_t>(t.B));
+    std::iota(rows.begin(), rows.end(), (micro % t.per_epoch) * t.B);
+    auto batch = [&] {
+      profiler::ScopedEvent span("batch");
+      return batch_of(t.train, rows, t.job.device);
+    }();
+    auto micro_step = [&] {
+      Tensor loss;
+      {
+        profiler::ScopedEvent span("forward");
+        auto amp = mixed_precision(o, t.job);
+        loss = t.model->loss(t.forward(batch.data), batch.target) / static_cast<double>(o.grad_accum);
+      }
+      {
+        profiler::ScopedEvent span("backward");
+        loss.backward();
+      }
+      loss_sum += loss.item<double>();
+    };
+    if (t.ddp && k + 1 < o.grad_accum) {
+      auto guard = t.ddp->no_sync();  // gradients accumulate locally; the last micro-batch reduces
+      micro_step();
+    } else {
+      micro_step();
+    }
+  }
+  if (o.clip > 0) {
+    profiler::ScopedEvent span("clip_grad_norm_");
+    nn::utils::clip_grad_norm_(t.params, o.clip);
+  }
+  {
+    profiler::ScopedEvent span("optimizer.step");
+    t.optimizer->step();
+  }
+  return loss_sum;
+}
+
+// The steps from where the run is to --steps: timing (the first ones warm the allocator and
+// the caches, and are left out of tokens/s and the profile), evaluation, snapshots, the
+// progress line and the curve.
+void train_steps(Training& t) {
+  const Options& o = t.o;
+  Job& job = t.job;
+  std::FILE* curve = !o.curve.empty() && job.leader() ? std::fopen(o.curve.c_str(), t.step > 0 ? "a" : "w") : nullptr;
+  GR_CHECK(o.curve.empty() || !job.leader() || curve != nullptr, "cannot write --curve ", o.curve);
   const int64_t kill_at = apps::test_kill_step(job.rank);  // a test hook
   apps::ProgressBar bar("train", o.steps, std::chrono::seconds(o.json ? 0 : 5));
-  const int64_t tokens_per_step = B * T * o.grad_accum * job.world;
-  double timed_seconds = 0, train_loss = NAN, val_loss = NAN;
-  int64_t timed_tokens = 0;
-  const int64_t first_step = step;
-  const int64_t warm_steps = std::min<int64_t>(3, (o.steps - first_step) / 2);  // left out of tokens/s
-  for (; step < o.steps; ++step) {
-    // The profile covers the timed steps: the first ones warm the allocator and the caches.
+  const int64_t tokens_per_step = t.B * t.T * o.grad_accum * job.world;
+  const int64_t first_step = t.step;
+  const int64_t warm_steps = std::min<int64_t>(3, (o.steps - first_step) / 2);
+  for (; t.step < o.steps; ++t.step) {
+    const int64_t step = t.step;
     if (!o.profile.empty() && step - first_step == warm_steps) profiler::enable();
     const auto t0 = Clock::now();
-    for (auto& group : optimizer->param_groups()) group.options().set_lr(lr_at(o, step));
-    {
-      profiler::ScopedEvent span("zero_grad");
-      optimizer->zero_grad();
-    }
-    double loss_sum = 0;
-    for (int64_t k = 0; k < o.grad_accum; ++k) {
-      const int64_t micro = step * o.grad_accum + k;
-      if (train.epoch() != micro / per_epoch) train.set_epoch(micro / per_epoch);
-      std::vector<int64_t> rows(static_cast<size_t>(B));
-      std::iota(rows.begin(), rows.end(), (micro % per_epoch) * B);
-      auto batch = [&] {
-        profiler::ScopedEvent span("batch");
-        return batch_of(train, rows, job.device);
-      }();
-      auto micro_step = [&] {
-        Tensor loss;
-        {
-          profiler::ScopedEvent span("forward");
-          auto amp = mixed_precision(o, job);
-          loss = model->loss(forward(batch.data), batch.target) / static_cast<double>(o.grad_accum);
-        }
-        {
-          profiler::ScopedEvent span("backward");
-          loss.backward();
-        }
-        loss_sum += loss.item<double>();
-      };
-      if (ddp && k + 1 < o.grad_accum) {
-        auto guard = ddp->no_sync();  // gradients accumulate locally; the last micro-batch reduces
-        micro_step();
-      } else {
-        micro_step();
-      }
-    }
-    if (o.clip > 0) {
-      profiler::ScopedEvent span("clip_grad_norm_");
-      nn::utils::clip_grad_norm_(params, o.clip);
-    }
-    {
-      profiler::ScopedEvent span("optimizer.step");
-      optimizer->step();
-    }
+    const double loss_sum = train_step(t);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (step - first_step >= warm_steps) {  // the first steps warm the allocator and the caches
-      timed_seconds += seconds;
-      timed_tokens += tokens_per_step;
+    if (step - first_step >= warm_steps) {
+      t.timed_seconds += seconds;
+      t.timed_tokens += tokens_per_step;
     }
     const bool last = step + 1 == o.steps;
     const bool eval_now = last || (o.eval_every > 0 && (step + 1) % o.eval_every == 0);
     const bool report = eval_now || last || step % 10 == 0;
-    if (report) train_loss = apps::reduce(job, {loss_sum})[0] / job.world;
+    if (report) t.train_loss = apps::reduce(job, {loss_sum})[0] / job.world;
     if (eval_now) {  // the profile covers training steps only
       const bool profiling = profiler::enabled();
       profiler::enable(false);
-      val_loss = evaluate(o, job, model, val, o.eval_windows, B);
+      t.val_loss = evaluate(o, job, t.model, t.val, o.eval_windows, t.B);
       profiler::enable(profiling);
     }
-    if ((o.save_every > 0 && (step + 1) % o.save_every == 0) || last) save_snapshot_now(step + 1);
+    if ((o.save_every > 0 && (step + 1) % o.save_every == 0) || last) save_snapshot_now(t, step + 1);
     if (kill_at > 0 && kill_at == step + 1) std::raise(SIGKILL);
     if (!job.leader()) continue;
-    const double tps = timed_seconds > 0 ? static_cast<double>(timed_tokens) / timed_seconds : 0;
+    const double tps = t.timed_seconds > 0 ? static_cast<double>(t.timed_tokens) / t.timed_seconds : 0;
     if (report && !o.json) {
       char status[160];
-      std::snprintf(status, sizeof status, "loss %.4f lr %.2e %.0f tok/s MFU %.0f%%", train_loss, lr_at(o, step), tps,
-                    100.0 * tps * flops_per_token / peak);
+      std::snprintf(status, sizeof status, "loss %.4f lr %.2e %.0f tok/s MFU %.0f%%", t.train_loss, lr_at(o, step),
+                    tps, 100.0 * tps * t.flops_per_token / t.peak);
       bar.update(step + 1, status);
       if (eval_now) {
         bar.finish();
         std::printf("step %lld: train loss %.4f, val loss %.4f, %.0f tokens/s\n", static_cast<long long>(step + 1),
-                    train_loss, val_loss, tps);
+                    t.train_loss, t.val_loss, tps);
       }
     }
     if (curve != nullptr && report) {
-      std::fprintf(curve, "%lld,%.6f,", static_cast<long long>(step + 1), train_loss);
-      if (eval_now) std::fprintf(curve, "%.6f", val_loss);
+      std::fprintf(curve, "%lld,%.6f,", static_cast<long long>(step + 1), t.train_loss);
+      if (eval_now) std::fprintf(curve, "%.6f", t.val_loss);
       std::fprintf(curve, "\n");
     }
   }
   bar.finish();
   if (curve != nullptr) std::fclose(curve);
+}
+
+// The profile, the weights, a sample, and the run's line (or JSON).
+int report(Training& t) {
+  const Options& o = t.o;
+  const Job& job = t.job;
   if (!o.profile.empty()) {
     profiler::enable(false);
     if (job.leader()) {
@@ -354,24 +411,35 @@ int run(const Options& o, Job& job) {
       if (!o.json) std::printf("profile (training steps, rank 0):\n%s(trace written to %s)\n", profiler::table().c_str(), o.profile.c_str());
     }
   }
-  if (!o.save.empty() && job.leader()) save(model, o.save);
-  const double tps = timed_seconds > 0 ? static_cast<double>(timed_tokens) / timed_seconds : 0;
+  if (!o.save.empty() && job.leader()) save(t.model, o.save);
+  const double tps = t.timed_seconds > 0 ? static_cast<double>(t.timed_tokens) / t.timed_seconds : 0;
+  const double mfu = tps * t.flops_per_token / t.peak;
   std::string text;
-  if (o.sample > 0 && job.leader()) text = apps::sample_text(model, o.prompt, o.sample, o.temperature, o.top_k);
+  if (o.sample > 0 && job.leader()) text = apps::sample_text(t.model, o.prompt, o.sample, o.temperature, o.top_k);
   if (!job.leader()) return 0;
   if (o.json) {
     nlohmann::json j = {{"steps", o.steps},           {"world_size", job.world},     {"tokens_per_sec", tps},
-                        {"train_loss", train_loss},   {"val_loss", val_loss},        {"mfu", tps * flops_per_token / peak},
-                        {"peak_gflops", peak / 1e9},  {"params", model->num_params()}, {"peak_rss_mb", peak_rss_mb()},
+                        {"train_loss", t.train_loss}, {"val_loss", t.val_loss},      {"mfu", mfu},
+                        {"peak_gflops", t.peak / 1e9}, {"params", t.model->num_params()}, {"peak_rss_mb", peak_rss_mb()},
                         {"threads", get_num_threads()}, {"dtype", o.dtype}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tokens/s (MFU %.1f%%), peak RSS %.0f MB\n",
-                static_cast<long long>(o.steps), train_loss, val_loss, tps, 100.0 * tps * flops_per_token / peak, peak_rss_mb());
+                static_cast<long long>(o.steps), t.train_loss, t.val_loss, tps, 100.0 * mfu, peak_rss_mb());
     if (!o.save.empty()) std::printf("saved the weights to %s\n", o.save.c_str());
     if (!text.empty()) std::printf("sample:\n%s%s\n", o.prompt.c_str(), text.c_str());
   }
   return 0;
+}
+
+int run(const Options& o, Job& job) {
+  set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
+  if (o.generate) return generate(o, job);
+  Training t(o, job);
+  resume(t);
+  print_start(t);
+  train_steps(t);
+  return report(t);
 }
 
 }  // namespace

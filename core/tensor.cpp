@@ -37,6 +37,12 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   return dim < 0 ? dim + n : dim;
 }
 
+void check_floating(const char* op, const Tensor& t, const char* what) {
+  GR_CHECK(t.defined(), op, ": ", what, " is undefined");
+  GR_CHECK(t.is_floating_point(), op, ": not implemented for dtype ", t.scalar_type(), " (a floating point ", what,
+           " is required; ", what, " of shape ", t.sizes(), ")");
+}
+
 Tensor make_view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = base.storage();

@@ -210,6 +210,10 @@ struct TensorImpl {
 std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
 // Wraps a possibly negative dim into [0, ndim); `op` names the caller in the error.
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op = "dim");
+// The check of every op that takes floating point tensors only: "<op>: <what> is undefined", or
+// "<op>: not implemented for dtype int64 (a floating point <what> is required; <what> of shape
+// [2, 3])", as ATen's "not implemented for 'Long'".
+void check_floating(const char* op, const Tensor& t, const char* what = "input");
 // A new tensor sharing `base`'s storage with another shape/strides/offset (no autograd).
 Tensor make_view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset);
 

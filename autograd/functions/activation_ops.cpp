@@ -27,6 +27,11 @@ Tensor gelu_grad(const Tensor& g, const Tensor& x, bool tanh_approx) {
 }
 }  // namespace
 
+// ATen's gelu_backward as a function (benchmarks time the kernel); not differentiable.
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate) {
+  return native::gelu_backward(grad_output, self, approximate);
+}
+
 Tensor gelu(const Tensor& self, std::string_view approximate) {
   Tensor out = native::gelu(self, approximate);
   const bool tanh_approx = approximate == "tanh";

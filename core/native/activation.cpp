@@ -23,11 +23,6 @@ struct CpuMap {
 };
 using Kernels = ActivationKernels<CpuMap>;
 
-void check_floating(const char* op, const Tensor& x) {
-  GR_CHECK(x.defined(), op, ": undefined tensor argument");
-  GR_CHECK(x.is_floating_point(), op, ": not implemented for dtype ", x.scalar_type(),
-           " (a floating point input is required; input of shape ", x.sizes(), ")");
-}
 
 Scalar gelu_mode(std::string_view approximate) {
   GR_CHECK(approximate == "none" || approximate == "tanh", "gelu: approximate must be \"none\" or \"tanh\", got \"",

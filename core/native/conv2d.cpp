@@ -235,14 +235,20 @@ Tensor as_float32(const Tensor& t) { return t.defined() ? to_dtype(t, kFloat32) 
 GR_REGISTER_KERNEL(conv2d_forward_stub, kCPU, &conv2d_forward_cpu);
 GR_REGISTER_KERNEL(conv2d_backward_stub, kCPU, &conv2d_backward_cpu);
 
-void set_conv2d_cpu_workspace_limit(int64_t bytes) {
-  GR_CHECK(bytes >= 0, "set_conv2d_cpu_workspace_limit: expected a non-negative byte count, got ", bytes);
-  g_workspace_limit.store(bytes);
-}
-int64_t conv2d_cpu_workspace_limit() { return g_workspace_limit.load(); }
+}  // namespace gr::native
 
-void set_conv2d_cpu_algorithm(Conv2dCpuAlgorithm algorithm) { g_algorithm.store(algorithm); }
-Conv2dCpuAlgorithm conv2d_cpu_algorithm() { return g_algorithm.load(); }
+namespace gr::backends::cpu {
+void set_conv2d_workspace_limit(int64_t bytes) {
+  GR_CHECK(bytes >= 0, "set_conv2d_workspace_limit: expected a non-negative byte count, got ", bytes);
+  native::g_workspace_limit.store(bytes);
+}
+int64_t conv2d_workspace_limit() { return native::g_workspace_limit.load(); }
+
+void set_conv2d_algorithm(Conv2dAlgorithm algorithm) { native::g_algorithm.store(algorithm); }
+Conv2dAlgorithm conv2d_algorithm() { return native::g_algorithm.load(); }
+}  // namespace gr::backends::cpu
+
+namespace gr::native {
 
 Tensor conv2d(const Conv2dArgs& a, const Tensor& input, const Tensor& weight, const Tensor& bias) {
   if (is_reduced_float(input.scalar_type()))  // Note [Reduced float math]

@@ -10,6 +10,7 @@
 #include <array>
 #include <tuple>
 
+#include "core/cpu_backend.h"
 #include "core/dispatch.h"
 #include "core/tensor.h"
 
@@ -74,22 +75,7 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Conv2dArgs& a, const Te
                                                    const Tensor& input, const Tensor& weight,
                                                    std::array<bool, 3> need);
 
-// Which CPU algorithm conv2d uses. kAuto: the dense product (conv2d_dense.h) where a map has
-// at most half as many positions as the kernel has taps (so at most half im2col's products:
-// 3x3 kernels on 2x2 and 1x1 maps) and its matrix fits the workspace limit; Winograd F(2x2,
-// 3x3) for 3x3 kernels with stride 1 and dilation 1, at least 8 channels in and out per group
-// and output maps of at least 4x4 (in builds with the packed GEMM kernels); the direct kernels
-// (conv2d_direct.h) for horizontal stride 1 and few taps per output (see use_direct in
-// conv2d.cpp) in float32 builds with AVX-512; else im2col + GEMM. kWinograd / kDirect / kDense
-// force that algorithm wherever it applies (im2col elsewhere; kDense applies everywhere);
-// kIm2col uses im2col everywhere (tests, benchmarks).
-enum class Conv2dCpuAlgorithm { kAuto, kIm2col, kWinograd, kDirect, kDense };
-void set_conv2d_cpu_algorithm(Conv2dCpuAlgorithm algorithm);
-Conv2dCpuAlgorithm conv2d_cpu_algorithm();
-
-// Upper bound on the CPU kernels' im2col buffer (default 64 MiB): the minibatch is cut
-// into chunks of images whose columns fit (at least one image per chunk).
-void set_conv2d_cpu_workspace_limit(int64_t bytes);
-int64_t conv2d_cpu_workspace_limit();
+// The CPU algorithm and workspace choices are public: core/cpu_backend.h.
+using Conv2dCpuAlgorithm = backends::cpu::Conv2dAlgorithm;
 
 }  // namespace gr::native

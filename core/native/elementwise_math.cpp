@@ -24,11 +24,6 @@ void check_not_bool(const char* op, const Tensor& a) {
   check_defined(op, a);
   GR_CHECK(a.scalar_type() != kBool, op, ": not implemented for dtype bool (input of shape ", a.sizes(), ")");
 }
-void check_floating(const char* op, const Tensor& a) {
-  check_defined(op, a);
-  GR_CHECK(a.is_floating_point(), op, ": not implemented for dtype ", a.scalar_type(),
-           " (a floating point input is required; input of shape ", a.sizes(), ")");
-}
 
 // Integer fmod/remainder by zero fails as Python's ZeroDivisionError does (torch's message).
 void check_divisor(const char* op, const Tensor& b, ScalarType compute) {

@@ -10,10 +10,8 @@
 
 namespace gr::native {
 
-// Note [Reduced float math]
-// bfloat16/float16 are storage types: an op on them converts its operands to float32, runs
-// the float32 kernel and rounds the result once, as PyTorch's CPU kernels do. math_dtype()
-// names the dtype a kernel runs in for a given operand dtype.
+// The dtype a kernel runs in for a given operand dtype: float32 for bfloat16/float16 (see
+// Note [Reduced float math] in core/dtype.h), the dtype itself otherwise.
 ScalarType math_dtype(ScalarType t);
 ScalarType floating_or_float32(ScalarType t);  // integer and bool inputs of float ops
 void check_same_device(const Tensor& a, const Tensor& b, const char* op);

@@ -234,7 +234,8 @@ void gemm_reference_cpu(bool ta, bool tb, int64_t M, int64_t N, int64_t K, doubl
   gemm_eigen<double>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-void set_gemm_threads(int n) { Eigen::setNbThreads(n); }
+// Eigen's products follow gr::set_num_threads.
+static const detail::ThreadCountListener eigen_threads([](int n) { Eigen::setNbThreads(n); });
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   check_matmul_args(a, b, "mm");

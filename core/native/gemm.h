@@ -44,7 +44,6 @@ void gemm_reference_cpu(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_
                         int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 void gemm_reference_cpu(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A,
                         int64_t lda, const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
-void set_gemm_threads(int n);
 
 // C = op(A) * op(B) for 2-D tensors (any strides; transposed views need no copy).
 Tensor mm(const Tensor& a, const Tensor& b);

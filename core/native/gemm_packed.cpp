@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "core/cpu_backend.h"
 #include "core/native/gemm_bf16_pairs.h"
 #include "core/native/gemm_kernels.h"
 
@@ -334,13 +335,17 @@ void packed_gemm_bf16(bool, bool, int64_t, int64_t, int64_t, const BFloat16*, in
 
 #endif
 
-bool bf16_pair_products() {
+}  // namespace gr::native
+
+bool gr::backends::cpu::bf16_pair_products() {
 #if GR_BF16_PAIRS
   return true;
 #else
   return false;
 #endif
 }
+
+namespace gr::native {
 
 template bool packed_gemm_available<float>();
 template bool packed_gemm_available<double>();

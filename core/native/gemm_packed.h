@@ -31,9 +31,7 @@ void packed_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t 
 void packed_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const BFloat16* A, int64_t lda,
                       const BFloat16* B, int64_t ldb, const float* bias, BFloat16* C, int64_t ldc, int threads);
 
-// Whether bfloat16 products run on AVX512_BF16 pair dot products in this build (Note
-// [bfloat16 pair products]) rather than widened to float32.
-bool bf16_pair_products();
+// Whether they run on AVX512_BF16 pairs: gr::backends::cpu::bf16_pair_products() (core/cpu_backend.h).
 
 // ---- panel GEMM: A already laid out the way the micro-kernel reads it, B read in place ----
 // For callers that produce their operands themselves (the Winograd convolution): A as

@@ -7,12 +7,12 @@
 
 namespace gr::backends::cpu {
 
-// Which CPU algorithm conv2d uses. kAuto: the dense product (core/native/conv2d_dense.h) where
+// Which CPU algorithm conv2d uses. kAuto: the dense product (core/native/conv/conv2d_dense.h) where
 // a map has at most half as many positions as the kernel has taps (so at most half im2col's
 // products: 3x3 kernels on 2x2 and 1x1 maps) and its matrix fits the workspace limit; Winograd
 // F(2x2, 3x3) for 3x3 kernels with stride 1 and dilation 1, at least 8 channels in and out per
 // group and output maps of at least 4x4 (in builds with the packed GEMM kernels); the direct
-// kernels (core/native/conv2d_direct.h) for horizontal stride 1 and few taps per output (see
+// kernels (core/native/conv/conv2d_direct.h) for horizontal stride 1 and few taps per output (see
 // use_direct in conv2d.cpp) in float32 builds with AVX-512; else im2col + GEMM. kWinograd /
 // kDirect / kDense force that algorithm wherever it applies (im2col elsewhere; kDense applies
 // everywhere); kIm2col uses im2col everywhere (tests, benchmarks).
@@ -26,7 +26,7 @@ void set_conv2d_workspace_limit(int64_t bytes);
 int64_t conv2d_workspace_limit();
 
 // Whether bfloat16 products run on AVX512_BF16 pair dot products in this build and on this CPU
-// (Note [bfloat16 pair products] in core/native/gemm_packed.h) rather than widened to float32.
+// (Note [bfloat16 pair products] in core/native/gemm/gemm_packed.h) rather than widened to float32.
 bool bf16_pair_products();
 
 }  // namespace gr::backends::cpu

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/native/copy.h"
-#include "core/native/range.h"
+#include "core/native/copy/copy.h"
+#include "core/native/copy/range.h"
 
 namespace gr {
 

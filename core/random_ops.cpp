@@ -5,11 +5,11 @@
 #include <cmath>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/multinomial.h"
-#include "core/native/random.h"
-#include "core/native/reduce.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/random/multinomial.h"
+#include "core/native/random/random.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 

@@ -1,7 +1,7 @@
 // Tensor metadata, autograd flags and views without history.
 #include "core/tensor.h"
 
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 
 namespace gr {
 

@@ -1,11 +1,11 @@
 // CUDA scaled dot-product attention (attention_stub, attention_backward_stub of
-// core/native/attention.h): a straightforward tiled online softmax. A block of kRows threads
+// core/native/attention/attention.h): a straightforward tiled online softmax. A block of kRows threads
 // owns kRows query rows (forward, dQ) or key rows (dK, dV), one row per thread; the other
 // side's rows stream through shared memory in tiles. Scores, masks, dropout factors and the
 // logsumexp use attention.h's functions, shared with the CPU kernel; nothing L x S is stored.
 #include <algorithm>
 
-#include "core/native/attention.h"
+#include "core/native/attention/attention.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/runtime.h"
 

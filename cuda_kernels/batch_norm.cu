@@ -1,11 +1,11 @@
-// CUDA batch-norm pieces (the five stubs of core/native/batch_norm.h, also SyncBatchNorm's
+// CUDA batch-norm pieces (the five stubs of core/native/norm/batch_norm.h, also SyncBatchNorm's
 // local statistics and gradient sums). Per-channel reductions: a block per channel, double
 // accumulators of (x - k) and (x - k)^2 around a shift k from the data, as on the CPU, with a
 // fixed combination order. Element-wise passes: a block row per (n, c) plane when planes are
 // long, else a flat grid-stride loop. All per-channel arithmetic is batch_norm.h's.
 #include <algorithm>
 
-#include "core/native/batch_norm.h"
+#include "core/native/norm/batch_norm.h"
 #include "cuda_kernels/block_reduce.cuh"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"

@@ -3,7 +3,7 @@
 #include <type_traits>
 
 #include "core/functors.h"
-#include "core/native/elementwise.h"
+#include "core/native/elementwise/elementwise.h"
 #include "cuda_kernels/loops.cuh"
 
 namespace gr::cuda {
@@ -38,7 +38,7 @@ void where_cuda(const StridedLoop& L, ScalarType t, const Scalar&) {
 
 }  // namespace
 
-// The binary kinds of core/native/elementwise_ops.def (unary_ops.cu registers the others).
+// The binary kinds of core/native/elementwise/elementwise_ops.def (unary_ops.cu registers the others).
 #define GR_CUDA_REGISTER(stub, kernel) GR_REGISTER_KERNEL(native::stub##_stub, kCUDA, kernel);
 #define GR_ELEMENTWISE_KERNEL(stub, kind, Op) GR_CUDA_REGISTER_##kind(stub, Op)
 #define GR_CUDA_REGISTER_binary(stub, Op) GR_CUDA_REGISTER(stub, &binary_cuda<F::Op>)
@@ -49,6 +49,6 @@ void where_cuda(const StridedLoop& L, ScalarType t, const Scalar&) {
 #define GR_CUDA_REGISTER_unary(stub, Op)
 #define GR_CUDA_REGISTER_float_unary(stub, Op)
 #define GR_CUDA_REGISTER_pow_scalar(stub, Op)
-#include "core/native/elementwise_ops.def"
+#include "core/native/elementwise/elementwise_ops.def"
 
 }  // namespace gr::cuda

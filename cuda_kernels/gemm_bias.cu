@@ -1,8 +1,8 @@
-// CUDA gemm_bias_stub (core/native/gemm.h): C = op(A) op(B) through the cuBLAS gemm_stub, then
+// CUDA gemm_bias_stub (core/native/gemm/gemm.h): C = op(A) op(B) through the cuBLAS gemm_stub, then
 // a kernel adds bias[N] to every row of C, with the functor the CPU's separate add uses, so
 // the values are those of mm followed by add_.
 #include "core/functors.h"
-#include "core/native/gemm.h"
+#include "core/native/gemm/gemm.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"
 #include "cuda_kernels/runtime.h"

@@ -1,4 +1,4 @@
-// gpu_map: the one generic CUDA element-wise kernel, the twin of cpu_map (core/native/cpu_loops.h).
+// gpu_map: the one generic CUDA element-wise kernel, the twin of cpu_map (core/native/elementwise/cpu_loops.h).
 // It walks a StridedLoop (output first, broadcast inputs have stride 0) with a grid-stride
 // loop and 64-bit indices, writing out = f(in...) with the functors of core/functors.h, so the
 // CPU and CUDA paths run the same arithmetic. Included by .cu files only.
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "core/native/strided_loop.h"
+#include "core/native/elementwise/strided_loop.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/runtime.h"
 

@@ -1,8 +1,8 @@
-// CUDA fused optimizer updates (sgd/adam/adadelta_step_stub of core/native/optimizer_steps.h):
+// CUDA fused optimizer updates (sgd/adam/adadelta_step_stub of core/native/optim/optimizer_steps.h):
 // one grid-stride pass per parameter running the functors of core/optimizer_functors.h, the
 // ones the CPU loop runs. (nvcc may fuse a multiply and an add the CPU rounds twice, so
 // results agree to rounding, not bitwise.)
-#include "core/native/optimizer_steps.h"
+#include "core/native/optim/optimizer_steps.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"
 #include "cuda_kernels/runtime.h"

@@ -1,8 +1,8 @@
-// CUDA 2-D pooling (the six stubs of core/native/pooling.h): a thread per output element
+// CUDA 2-D pooling (the six stubs of core/native/pooling/pooling.h): a thread per output element
 // forward, a thread per input element backward. Backward gathers (each input sums the
 // outputs whose windows hold it) instead of scattering with atomics, so it is deterministic
 // and bit-identical to the CPU's scatter. The per-element arithmetic is pooling.h's.
-#include "core/native/pooling.h"
+#include "core/native/pooling/pooling.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"
 #include "cuda_kernels/runtime.h"

@@ -3,7 +3,7 @@
 #include <type_traits>
 
 #include "core/functors.h"
-#include "core/native/elementwise.h"
+#include "core/native/elementwise/elementwise.h"
 #include "cuda_kernels/loops.cuh"
 
 namespace gr::cuda {
@@ -36,7 +36,7 @@ void pow_scalar_cuda(const StridedLoop& L, ScalarType t, const Scalar& e) {
 
 }  // namespace
 
-// The unary kinds of core/native/elementwise_ops.def (binary_ops.cu registers the others).
+// The unary kinds of core/native/elementwise/elementwise_ops.def (binary_ops.cu registers the others).
 #define GR_CUDA_REGISTER(stub, kernel) GR_REGISTER_KERNEL(native::stub##_stub, kCUDA, kernel);
 #define GR_ELEMENTWISE_KERNEL(stub, kind, Op) GR_CUDA_REGISTER_##kind(stub, Op)
 #define GR_CUDA_REGISTER_unary(stub, Op) GR_CUDA_REGISTER(stub, &unary_cuda<F::Op>)
@@ -47,6 +47,6 @@ void pow_scalar_cuda(const StridedLoop& L, ScalarType t, const Scalar& e) {
 #define GR_CUDA_REGISTER_float_binary(stub, Op)
 #define GR_CUDA_REGISTER_compare(stub, Op)
 #define GR_CUDA_REGISTER_where(stub, Op)
-#include "core/native/elementwise_ops.def"
+#include "core/native/elementwise/elementwise_ops.def"
 
 }  // namespace gr::cuda

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/factory.h"
-#include "core/native/shape.h"
+#include "core/native/shape/shape.h"
 #include "data/transforms.h"
 
 namespace gr::data {

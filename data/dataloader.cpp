@@ -11,8 +11,8 @@
 
 #include "core/cuda_memory.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/shape.h"
+#include "core/native/copy/copy.h"
+#include "core/native/shape/shape.h"
 #include "core/version.h"
 #include "data/batch_queue.h"
 

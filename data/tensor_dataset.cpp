@@ -1,7 +1,7 @@
 // TensorDataset construction checks and row access.
 #include "data/tensor_dataset.h"
 
-#include "core/native/shape.h"
+#include "core/native/shape/shape.h"
 
 namespace gr::data {
 

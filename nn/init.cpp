@@ -9,8 +9,8 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/random.h"
+#include "core/native/copy/copy.h"
+#include "core/native/random/random.h"
 
 namespace gr::nn::init {
 

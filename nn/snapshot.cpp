@@ -5,7 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "nn/module.h"
 #include "nn/optim/lr_scheduler.h"
 #include "nn/optim/optimizer.h"

@@ -1,7 +1,7 @@
 // gpu_selftest checks of the GEMM with a bias epilogue (gemm_bias_stub: cuBLAS GEMM, then the
 // bias kernel) through linear, whose bias rides in the GEMM, and mm_bias on transposed views.
-#include "core/native/gemm.h"
-#include "core/native/shape.h"
+#include "core/native/gemm/gemm.h"
+#include "core/native/shape/shape.h"
 #include "selftest/checks.h"
 
 namespace gr::selftest {

@@ -1,11 +1,11 @@
 // addmm, baddbmm and addbmm (beta * self + alpha * products) with backward: one GEMM call
-// that scales self by beta in place of a separate add (core/native/gemm.h's baddbmm).
+// that scales self by beta in place of a separate add (core/native/gemm/gemm.h's baddbmm).
 #include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/gemm.h"
-#include "core/native/shape.h"
-#include "core/native/strided_loop.h"
+#include "core/native/gemm/gemm.h"
+#include "core/native/shape/shape.h"
+#include "core/native/elementwise/strided_loop.h"
 
 namespace gr {
 

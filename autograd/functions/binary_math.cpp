@@ -1,8 +1,8 @@
-// The math family's two-input ops (the GR_BINARY_* lines of core/native/math_ops.def): each
+// The math family's two-input ops (the GR_BINARY_* lines of core/native/elementwise/math_ops.def): each
 // backward formula here, then the ops, read from the list (Note [Element-wise formulas]); and
 // lerp (out of place and in place) written out.
 #include "autograd/functions/elementwise_grad.h"
-#include "core/native/elementwise_math.h"
+#include "core/native/elementwise/elementwise_math.h"
 
 namespace gr {
 
@@ -65,7 +65,7 @@ GR_BINARY_GRAD(copysign, (true, false), true) {
     Tensor s = native::wrapped_scalar(other, self);                                                              \
     return autograd::record_binary(node, s, other, native::name(s, other), name##_saves, name##_grad);          \
   }
-#include "core/native/math_ops.def"
+#include "core/native/elementwise/math_ops.def"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // place) with backward. The gradient flows to the input where it lies within the bounds (ties
 // included) and to a tensor bound where that bound is the result, as torch's.
 #include "autograd/functions/elementwise_grad.h"
-#include "core/native/elementwise_math.h"
+#include "core/native/elementwise/elementwise_math.h"
 
 namespace gr {
 

@@ -2,10 +2,10 @@
 // equal: not differentiable (bool or integer results), so no history is recorded.
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/elementwise_math.h"
-#include "core/native/reduce.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/elementwise/elementwise_math.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 
@@ -48,7 +48,7 @@ Tensor& write_logical(const char* op, const Tensor& self, const Tensor& result) 
   Tensor& Tensor::name##_(const Scalar& other) const { return name##_(native::wrapped_scalar(*this, other)); }
 #define GR_PREDICATE_OP(name, F) \
   Tensor name(const Tensor& self) { return native::name(self); }
-#include "core/native/math_ops.def"
+#include "core/native/elementwise/math_ops.def"
 
 Tensor logical_not(const Tensor& self) { return native::logical_not(self); }
 Tensor& Tensor::logical_not_() const { return write_logical("logical_not_", *this, native::logical_not(*this)); }

@@ -1,4 +1,4 @@
-// conv2d (and conv1d, over a unit height) with backward: the kernels of core/native/conv2d.h,
+// conv2d (and conv1d, over a unit height) with backward: the kernels of core/native/conv/conv2d.h,
 // input saved only when the weight wants a gradient and weight only when the input does.
 // See Note [Conv2d double backward]. Also ATen's convolution_backward, the fused gradients.
 #include "autograd/functions/conv2d.h"

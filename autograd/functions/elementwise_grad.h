@@ -64,7 +64,7 @@ Tensor& record_binary_(const char* name, const char* op, const Tensor& self, con
 }  // namespace gr::autograd
 
 // Note [Element-wise formulas]
-// The backward of an element-wise op of an op list (core/native/math_ops.def) is written next
+// The backward of an element-wise op of an op list (core/native/elementwise/math_ops.def) is written next
 // to its family's others with one of these, and the file then reads the list, which defines the
 // op's gr:: function and Tensor method from the formula:
 //   GR_UNARY_GRAD(sin, input, g * cos(s))   s: the saved input, output, or nothing

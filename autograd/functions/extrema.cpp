@@ -5,11 +5,11 @@
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/median.h"
-#include "core/native/reduce.h"
-#include "core/native/shape.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/reduce/median.h"
+#include "core/native/reduce/reduce.h"
+#include "core/native/shape/shape.h"
 
 namespace gr {
 

@@ -4,8 +4,8 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/index_ops.h"
+#include "core/native/copy/copy.h"
+#include "core/native/index/index_ops.h"
 
 namespace gr {
 

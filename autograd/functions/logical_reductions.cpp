@@ -1,7 +1,7 @@
 // any, all and count_nonzero: reductions with bool (or count) results, not differentiable.
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
-#include "core/native/reduce.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 

@@ -3,7 +3,7 @@
 #include "autograd/function.h"
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
-#include "core/native/reduce.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 

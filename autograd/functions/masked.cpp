@@ -4,10 +4,10 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/index_ops.h"
-#include "core/native/shape.h"
-#include "core/native/strided_loop.h"
+#include "core/native/copy/copy.h"
+#include "core/native/index/index_ops.h"
+#include "core/native/shape/shape.h"
+#include "core/native/elementwise/strided_loop.h"
 
 namespace gr {
 

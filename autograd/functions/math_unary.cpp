@@ -1,10 +1,10 @@
-// The math family's one-input ops (the GR_UNARY_OP lines of core/native/math_ops.def): each
+// The math family's one-input ops (the GR_UNARY_OP lines of core/native/elementwise/math_ops.def): each
 // backward formula here, then the ops themselves, out of place and in place, read from the
 // list (Note [Element-wise formulas]); softplus and round(decimals) written out.
 #include <math.h>
 
 #include "autograd/functions/elementwise_grad.h"
-#include "core/native/elementwise_math.h"
+#include "core/native/elementwise/elementwise_math.h"
 
 namespace gr {
 
@@ -48,7 +48,7 @@ GR_UNARY_GRAD(frac, input, g)
     return autograd::record_unary_(node, #name "_", *this, [this] { native::name##_(*this); }, name##_saves,         \
                                    name##_grad);                                                                      \
   }
-#include "core/native/math_ops.def"
+#include "core/native/elementwise/math_ops.def"
 
 Tensor round(const Tensor& self, int64_t decimals) {
   return autograd::record_unary("RoundBackward1", self, native::round(self, decimals), autograd::UnarySaves::nothing,

@@ -1,6 +1,6 @@
 // fmod and remainder (out of place and in place, tensor or number divisor) with backward.
 #include "autograd/functions/elementwise_grad.h"
-#include "core/native/elementwise_math.h"
+#include "core/native/elementwise/elementwise_math.h"
 
 namespace gr {
 

@@ -4,7 +4,7 @@
 
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/gemm.h"
+#include "core/native/gemm/gemm.h"
 
 namespace gr {
 

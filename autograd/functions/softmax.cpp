@@ -2,7 +2,7 @@
 // first-order passes, gr:: ops under create_graph).
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/softmax.h"
+#include "core/native/activation/softmax.h"
 
 namespace gr {
 

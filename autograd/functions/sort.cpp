@@ -3,7 +3,7 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/sort.h"
+#include "core/native/index/sort.h"
 
 namespace gr {
 

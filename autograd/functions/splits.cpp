@@ -4,7 +4,7 @@
 // See Note [One node per split].
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/shape.h"
+#include "core/native/shape/shape.h"
 
 namespace gr {
 

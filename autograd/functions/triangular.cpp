@@ -2,9 +2,9 @@
 // two dims, zero the rest. Each is its own adjoint, so the backward is the same op.
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/elementwise.h"
-#include "core/native/index_ops.h"
-#include "core/native/rearrange.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/index/index_ops.h"
+#include "core/native/shape/rearrange.h"
 
 namespace gr {
 

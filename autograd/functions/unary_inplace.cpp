@@ -1,7 +1,7 @@
 // In-place forms of the older unary ops (neg_, abs_, exp_, log_, sqrt_, sigmoid_, tanh_; their
 // out-of-place forms live in unary_math.cpp and activations.cpp), with differentiable backwards.
 #include "autograd/functions/elementwise_grad.h"
-#include "core/native/elementwise_math.h"
+#include "core/native/elementwise/elementwise_math.h"
 
 namespace gr {
 

@@ -3,8 +3,8 @@
 // argwhere.
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/elementwise.h"
-#include "core/native/index_ops.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/index/index_ops.h"
 
 namespace gr {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/native/conv2d.h"
+#include "core/native/conv/conv2d.h"
 #include "reference_util.h"
 
 namespace gr::test {

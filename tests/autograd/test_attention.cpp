@@ -5,8 +5,8 @@
 #include <atomic>
 #include <cmath>
 
-#include "core/native/attention.h"
-#include "core/native/gemm_packed.h"
+#include "core/native/attention/attention.h"
+#include "core/native/gemm/gemm_packed.h"
 #include "test_util.h"
 
 using namespace gr;

@@ -1,5 +1,5 @@
 // OpInfo entries of the math family (gradchecked in float64 by test_op_info.cpp): one for
-// every element-wise line of core/native/math_ops.def, out of place and in place, with the
+// every element-wise line of core/native/elementwise/math_ops.def, out of place and in place, with the
 // inputs its domain names, and the hand-written ops'. Inputs are drawn away from poles and
 // kinks (asin/acos/erfinv in (-1, 1), logs of positive values, divisors away from 0, clamp
 // bounds away from the data); in-place forms run on non-leaves.
@@ -26,7 +26,7 @@ void unary(std::vector<OpInfo>& ops, const char* name, Fn1 f, std::function<Tens
   ops.push_back({name, [input] { return TensorList{input()}; }, [f](const TensorList& t) { return f(t[0]); }});
 }
 
-// Inputs by the domain a list line names (core/native/math_ops.def).
+// Inputs by the domain a list line names (core/native/elementwise/math_ops.def).
 std::function<Tensor()> unary_domain(const char* domain, uint64_t seed) {
   const std::string d = domain;
   if (d == "unit") return [seed] { return unit({3, 4}, seed); };
@@ -58,7 +58,7 @@ GR_OP_INFOS(add_unary_math_op_infos) {
                    Tensor y = t[0] * 1.0;                                                               \
                    return y.name##_();                                                                  \
                  }});
-#include "core/native/math_ops.def"
+#include "core/native/elementwise/math_ops.def"
   ops.push_back({"round", [] { return TensorList{op_input({3, 4}, 117)}; },
                  [](const TensorList& t) { return round(t[0], 2); }});
   auto normal = [] { return op_input({3, 4}, 100); };
@@ -86,7 +86,7 @@ GR_OP_INFOS(add_binary_math_op_infos) {
 #define GR_BINARY_SCALAR_SELF(name, node)                                                              \
   ops.push_back({#name, [] { return TensorList{positive({3, 4}, 232)}; },                               \
                  [](const TensorList& t) { return gr::name(1.5, t[0]); }});
-#include "core/native/math_ops.def"
+#include "core/native/elementwise/math_ops.def"
   ops.push_back({"fmod", [] { return TensorList{leaf(op_input({3, 4}, 124) * 4), positive({4}, 125)}; },
                  [](const TensorList& t) { return fmod(t[0], t[1]); }});
   ops.push_back({"fmod", [] { return TensorList{leaf(op_input({3, 4}, 126) * 4)}; },

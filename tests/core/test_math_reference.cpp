@@ -1,7 +1,7 @@
 // The math and comparison ops against PyTorch (tests/data/math_reference.json, made by
 // make_math_reference.py): result dtypes, special values (NaN, +-inf, the sign of zero,
 // rounding ties), integer, bool and reduced-float inputs, and the calls torch refuses. The
-// element-wise lines of core/native/math_ops.def are all here (a line without reference
+// element-wise lines of core/native/elementwise/math_ops.def are all here (a line without reference
 // cases fails "no gradring call" the other way: see the last test).
 #include <cmath>
 #include <functional>
@@ -59,13 +59,13 @@ using Op = std::function<Tensor(const TensorList&, const json&)>;
 
 const std::map<std::string, Op>& ops() {
   static const std::map<std::string, Op> table = {
-  // Every element-wise line of the list (core/native/math_ops.def), with its number forms.
+  // Every element-wise line of the list (core/native/elementwise/math_ops.def), with its number forms.
 #define GR_UNARY_OP(name, F, dtypes, node, domain) GR_UNARY(name),
 #define GR_BINARY_OP(name, F, dtypes, node, domain) GR_BINARY(name),
 #define GR_BINARY_SCALAR(name, node) GR_WITH_SCALAR(name),
 #define GR_BINARY_SCALAR_SELF(name, node) \
   {#name "_scalar_tensor", [](const TensorList& x, const json& p) { return name(scalar(p["other"]), x[0]); }},
-#include <gradring/core/native/math_ops.def>
+#include <gradring/core/native/elementwise/math_ops.def>
       GR_UNARY(logical_not), GR_UNARY(bitwise_not), GR_UNARY(isnan), GR_UNARY(isinf), GR_UNARY(isfinite),
       {"erfinv_dense", [](const TensorList& x, const json&) { return erfinv(x[0]); }},
       {"softplus",

@@ -7,7 +7,7 @@
 #include <string>
 
 #include <gradring/core/dispatch.h>
-#include <gradring/core/native/copy.h>
+#include <gradring/core/native/copy/copy.h>
 
 using namespace gr;
 

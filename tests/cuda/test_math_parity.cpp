@@ -1,8 +1,8 @@
 // CPU-vs-CUDA parity of the math and comparison kernels (core/functors_math.h on both
 // devices), over dtypes, special values, broadcasting and strided views, every element-wise
-// line of core/native/math_ops.def included; and every stub of the family has a kernel on
+// line of core/native/elementwise/math_ops.def included; and every stub of the family has a kernel on
 // both devices.
-#include <gradring/core/native/elementwise_math.h>
+#include <gradring/core/native/elementwise/elementwise_math.h>
 
 #include <cmath>
 
@@ -32,7 +32,7 @@ void check_both(const Stub& stub) {
 TEST_SUITE("cuda_no_device") {
   TEST_CASE("every math and comparison stub has a CPU and a CUDA kernel") {
 #define GR_MATH_KERNEL(stub, fn_type, kernel) check_both(N::stub##_stub);
-#include <gradring/core/native/math_ops.def>
+#include <gradring/core/native/elementwise/math_ops.def>
   }
 }
 
@@ -41,7 +41,7 @@ TEST_SUITE("cuda") {
     using Unary = Tensor (*)(const Tensor&);
     const std::pair<const char*, Unary> ops[] = {
 #define GR_UNARY_OP(name, F, dtypes, node, domain) {#name, static_cast<Unary>(&N::name)},
-#include <gradring/core/native/math_ops.def>
+#include <gradring/core/native/elementwise/math_ops.def>
     };
     for (ScalarType t : {kFloat32, kFloat64}) {
       Tensor x = with_specials(3001, t, 1);
@@ -68,7 +68,7 @@ TEST_SUITE("cuda") {
       // Every two-input line of the list (atan2, hypot, logaddexp, xlogy, copysign, ...).
 #define GR_BINARY_OP(name, F, dtypes, node, domain) \
   check_parity(#name, {a, b}, [](const TensorList& x) { return N::name(x[0], x[1]); }, math_tol(t));
-#include <gradring/core/native/math_ops.def>
+#include <gradring/core/native/elementwise/math_ops.def>
       check_parity("fmod", {a, b}, [](const TensorList& x) { return N::fmod(x[0], x[1]); }, kExact);
       check_parity("remainder", {a, b}, [](const TensorList& x) { return N::remainder(x[0], x[1]); }, math_tol(t));
       Tensor w = random_tensor({64, 33}, t, 6, -0.5, 1.5);

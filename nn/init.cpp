@@ -9,6 +9,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
+#include "core/tensor_literal.h"
 #include "core/native/copy/copy.h"
 #include "core/native/random/random.h"
 

@@ -10,6 +10,7 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
+#include "core/tensor_literal.h"
 #include "core/native/norm/batch_norm.h"
 #include "core/native/copy/copy.h"
 #include "core/native/shape/shape.h"

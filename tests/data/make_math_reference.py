@@ -124,7 +124,10 @@ BINARY = {"atan2": torch.atan2, "fmod": torch.fmod, "remainder": torch.remainder
           "logaddexp": torch.logaddexp, "xlogy": torch.xlogy, "copysign": torch.copysign}
 for op, fn in BINARY.items():
     for dtype in ["float64", "float32", "bfloat16"]:
-        case(op, list(cartesian(PAIR_VALUES, PAIR_VALUES, dtype)), fn)
+        # copysign reads a NaN's sign bit, which JSON does not keep; torch's float64 -> bfloat16
+        # conversion makes NaN negative, gradring's keeps it positive: no NaN signs there.
+        others = [v for v in PAIR_VALUES if not math.isnan(v)] if op == "copysign" and dtype == "bfloat16" else PAIR_VALUES
+        case(op, list(cartesian(PAIR_VALUES, others, dtype)), fn)
     case(op, list(cartesian(list(range(-7, 8)), [-3, -2, -1, 1, 2, 3], "int64")), fn)
     case(op, list(cartesian([True, False], [True, False], "bool")), fn)
     # Promotion: int64 with float32, bool with int64, broadcasting [3, 1] with [4].

@@ -71,51 +71,26 @@ namespace {
 
 using Stub = DispatchStub<ElementwiseFn>;
 
-// float: integer and bool inputs compute in float32.
-Tensor unary_float(const Stub& stub, const char* op, const Tensor& a) {
-  check_defined(op, a);
-  return run_unary(stub, a, floating_or_float32(a.scalar_type()));
-}
-void unary_float_(const Stub& stub, const char* op, const Tensor& self) {
-  check_defined(op, self);
-  run_unary_inplace(stub, op, self, floating_or_float32(self.scalar_type()));
-}
-// floating: floating inputs only.
-Tensor unary_floating(const Stub& stub, const char* op, const Tensor& a) {
-  check_floating(op, a);
-  return run_unary(stub, a, a.scalar_type());
-}
-void unary_floating_(const Stub& stub, const char* op, const Tensor& self) {
-  check_floating(op, self);
-  run_unary_inplace(stub, op, self, self.scalar_type());
-}
-// rounding: keeps integers as they are; bool has no rounding (torch: not implemented).
-Tensor unary_rounding(const Stub& stub, const char* op, const Tensor& a) {
-  check_not_bool(op, a);
-  return run_unary(stub, a, a.scalar_type());
-}
-void unary_rounding_(const Stub& stub, const char* op, const Tensor& self) {
-  check_not_bool(op, self);
-  run_unary_inplace(stub, op, self, self.scalar_type());
-}
-// square: bool gives int64.
-Tensor unary_square(const Stub& stub, const char* op, const Tensor& a) {
-  check_defined(op, a);
-  return run_unary(stub, a, a.scalar_type() == kBool ? kInt64 : a.scalar_type());
-}
-void unary_square_(const Stub& stub, const char* op, const Tensor& self) {
-  check_defined(op, self);
-  run_unary_inplace(stub, op, self, self.scalar_type() == kBool ? kInt64 : self.scalar_type());
-}
-// sign: any dtype, kept.
-Tensor unary_sign(const Stub& stub, const char* op, const Tensor& a) {
-  check_defined(op, a);
-  return run_unary(stub, a, a.scalar_type());
-}
-void unary_sign_(const Stub& stub, const char* op, const Tensor& self) {
-  check_defined(op, self);
-  run_unary_inplace(stub, op, self, self.scalar_type());
-}
+// A unary line's dtypes rule: how the op checks its input and which dtype it computes in.
+template <void (*Check)(const char* op, const Tensor&), ScalarType (*Compute)(ScalarType)>
+struct UnaryRule {
+  static Tensor out_of_place(const Stub& stub, const char* op, const Tensor& a) {
+    Check(op, a);
+    return run_unary(stub, a, Compute(a.scalar_type()));
+  }
+  static void in_place(const Stub& stub, const char* op, const Tensor& self) {
+    Check(op, self);
+    run_unary_inplace(stub, op, self, Compute(self.scalar_type()));
+  }
+};
+void check_floating_input(const char* op, const Tensor& a) { check_floating(op, a); }
+ScalarType same_dtype(ScalarType t) { return t; }
+ScalarType bool_as_int64(ScalarType t) { return t == kBool ? kInt64 : t; }
+using unary_float = UnaryRule<check_defined, floating_or_float32>;   // integer and bool inputs in float32
+using unary_floating = UnaryRule<check_floating_input, same_dtype>;  // floating inputs only
+using unary_rounding = UnaryRule<check_not_bool, same_dtype>;       // integers unchanged; bool refused
+using unary_square = UnaryRule<check_defined, bool_as_int64>;       // bool gives int64
+using unary_sign = UnaryRule<check_defined, same_dtype>;            // any dtype, kept
 
 // float: integer inputs compute in float32 (atan2).
 Tensor binary_float(const Stub& stub, const char* op, const Tensor& a, const Tensor& b) {
@@ -144,9 +119,9 @@ void binary_floating_(const Stub& stub, const char* op, const Tensor& self, cons
 
 }  // namespace
 
-#define GR_UNARY_OP(name, F, dtypes, node, domain)                                               \
-  Tensor name(const Tensor& a) { return unary_##dtypes(name##_stub, #name, a); }           \
-  void name##_(const Tensor& self) { unary_##dtypes##_(name##_stub, #name "_", self); }
+#define GR_UNARY_OP(name, F, dtypes, node, domain)                                                  \
+  Tensor name(const Tensor& a) { return unary_##dtypes::out_of_place(name##_stub, #name, a); } \
+  void name##_(const Tensor& self) { unary_##dtypes::in_place(name##_stub, #name "_", self); }
 #define GR_BINARY_OP(name, F, dtypes, node, domain)                                              \
   Tensor name(const Tensor& a, const Tensor& b) { return binary_##dtypes(name##_stub, #name, a, b); } \
   void name##_(const Tensor& self, const Tensor& other) { binary_##dtypes##_(name##_stub, #name "_", self, other); }

@@ -15,9 +15,6 @@
 #include "common/job.h"
 #include "common/progress.h"
 #include "common/reference_cnn.h"
-#include "data/dataloader.h"
-#include "data/distributed_sampler.h"
-#include "data/mnist.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/backends/init.h"
 #include "distributed/ddp/sync_batch_norm.h"
@@ -25,11 +22,13 @@
 
 using namespace gr;
 using Clock = std::chrono::steady_clock;
+namespace ds = gr::data::datasets;
+namespace samplers = gr::data::samplers;
 
 namespace {
 
 struct Options {
-  std::string data = data::FashionMNIST::kDefaultRoot;
+  std::string data = ds::FashionMNIST::kDefaultRoot;
   int64_t epochs = 1;
   int64_t batch_size = 64;
   double lr = -1;  // per-optimizer default
@@ -48,6 +47,7 @@ struct Options {
   bool sync_bn = false;
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // DDP's (torch's) defaults
   bool json = false;
+  bool deterministic = false;  // gr::use_deterministic_algorithms(true): the same bits every run
   std::string device = "cpu";  // cpu, cuda or cuda:N
 };
 
@@ -64,26 +64,24 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Options& o, std::vector<T
 }
 
 // Normalised images and labels of one split, as a dataset of whole tensors.
-std::shared_ptr<data::TensorDataset> load_split(const std::string& root, data::Mode mode) {
-  data::FashionMNIST raw(root, mode);
+ds::TensorDataset load_split(const std::string& root, ds::Mode mode) {
+  ds::FashionMNIST raw(root, mode);
   NoGradGuard no_grad;
   Tensor images = (raw.images() - kMean) / kStd;
-  return std::make_shared<data::TensorDataset>(images, raw.targets());
+  return {images, raw.targets()};
 }
 
 // Test accuracy over the whole test set: each rank classifies its unpadded shard (every
 // image exactly once over all ranks) and the counts are summed.
 template <class Forward>
-double evaluate(const Job& job, nn::Module& net, Forward&& forward, std::shared_ptr<data::TensorDataset> test) {
+double evaluate(const Job& job, nn::Module& net, Forward&& forward, ds::TensorDataset test) {
   net.eval();
   double correct = 0, total = 0;
   {
     NoGradGuard no_grad;
-    data::DataLoaderOptions lo;
-    lo.batch_size(1000);
-    lo.sampler(std::make_shared<data::ShardSampler>(test->size(), job.world, job.rank));
-    data::DataLoader loader(test, lo);
-    for (data::Example<>& batch : loader.epoch(0)) {
+    auto loader = data::make_data_loader(test.map(data::transforms::Stack<>()),
+                                         samplers::ShardSampler(*test.size(), job.world, job.rank), data::DataLoaderOptions(1000));
+    for (data::Example<>& batch : *loader) {
       Tensor logits = forward(batch.data.to(job.device));
       correct += static_cast<double>(logits.argmax(1).eq(batch.target.to(job.device)).sum().item<int64_t>());
       total += static_cast<double>(batch.data.size(0));
@@ -95,6 +93,7 @@ double evaluate(const Job& job, nn::Module& net, Forward&& forward, std::shared_
 }
 
 using DDP = nn::parallel::DistributedDataParallel<apps::ReferenceCNNImpl>;
+using TrainLoader = data::StatelessDataLoader<ds::MapDataset<ds::TensorDataset, data::transforms::Stack<>>, samplers::AnySampler<>>;
 
 // One training run: the model (wrapped in DDP when distributed), its optimizer, the loader,
 // the position in the run (Note [Exact resume]) and what the run measures.
@@ -102,11 +101,12 @@ struct Training {
   const Options& o;
   Job& job;
   bool seeded;  // first: the threads and the seed are set before the data and the model exist
-  std::shared_ptr<data::TensorDataset> train, test;
+  ds::TensorDataset train, test;
   apps::ReferenceCNN model;  // its initial weights come from the seeded default generator
   std::unique_ptr<DDP> ddp;
   std::unique_ptr<optim::Optimizer> optimizer;
-  std::unique_ptr<data::DataLoader> loader;
+  std::unique_ptr<TrainLoader> loader;
+  int64_t batches_per_epoch = 0;
   int64_t start_epoch = 0, start_batch = 0, steps = 0;
   int64_t warm_steps = 0;  // the steps before this are warm-up (caches, the allocator): not timed
   int64_t timed_images = 0;
@@ -119,6 +119,7 @@ struct Training {
 
 bool seed_run(const Options& o, const Job& job) {
   set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
+  use_deterministic_algorithms(o.deterministic);
   manual_seed(o.seed);
   return true;
 }
@@ -129,8 +130,8 @@ Training::Training(const Options& options, Job& j)
     : o(options),
       job(j),
       seeded(seed_run(options, j)),
-      train(load_split(options.data, data::Mode::kTrain)),
-      test(load_split(options.data, data::Mode::kTest)) {
+      train(load_split(options.data, ds::Mode::kTrain)),
+      test(load_split(options.data, ds::Mode::kTest)) {
   if (o.sync_bn) distributed::convert_sync_batchnorm(*model, job.group);
   model->to(job.device);
   // DDP broadcasts rank 0's parameters and buffers here, so every rank starts equal.
@@ -141,20 +142,22 @@ Training::Training(const Options& options, Job& j)
   optimizer = make_optimizer(o, model->parameters());
   data::DataLoaderOptions lo;
   lo.batch_size(o.batch_size);  // per rank
-  lo.seed(o.seed);
   lo.workers(o.workers);
   lo.pin_memory(job.device.is_cuda());  // batches in page-locked memory: asynchronous copies to the GPU
-  if (job.distributed())
-    lo.sampler(std::make_shared<data::DistributedSampler>(train->size(), job.world, job.rank, true, o.seed));
-  else
-    lo.shuffle(true);
-  loader = std::make_unique<data::DataLoader>(train, lo);
+  // Shuffled by --seed and the epoch alone (Note [Sampler epochs]); in torch's order on several ranks.
+  const size_t train_size = *train.size();
+  samplers::AnySampler<> sampler = job.distributed()
+      ? samplers::AnySampler<>(samplers::DistributedRandomSampler(train_size, job.world, job.rank, true, o.seed))
+      : samplers::AnySampler<>(samplers::RandomSampler(static_cast<int64_t>(train_size), o.seed));
+  loader = data::make_data_loader(train.map(data::transforms::Stack<>()), std::move(sampler), lo);
+  batches_per_epoch = loader->epoch(0).num_batches();
 }
 
 // Note [Exact resume]: a snapshot holds the model, the optimizer state, the default
 // generator and the position (epoch, batches done in it, steps in all). The batch order
-// depends only on (seed, epoch) (Note [Sampler epochs]), so skipping the batches already
-// done, without making them, continues exactly where the snapshot was taken.
+// depends only on (seed, epoch) (Note [Sampler epochs]), so starting the epoch at the
+// first batch not done (loader->epoch(e, k) skips the others without making them)
+// continues exactly where the snapshot was taken.
 void resume(Training& t) {
   const Options& o = t.o;
   if (o.snapshot.empty() || !std::filesystem::exists(o.snapshot)) return;
@@ -163,7 +166,7 @@ void resume(Training& t) {
   t.start_epoch = s.epoch;
   t.start_batch = s.step_in_epoch;
   t.steps = s.global_step;
-  if (t.start_batch >= t.loader->size()) {
+  if (t.start_batch >= t.batches_per_epoch) {
     t.start_epoch += 1;
     t.start_batch = 0;
   }
@@ -191,12 +194,12 @@ void print_start(const Training& t) {
   const std::string where = job.device.is_cuda() ? job.device.str() : std::to_string(get_num_threads()) + " CPU thread(s)";
   if (job.distributed())
     std::printf("training the reference CNN on %lld images (%s), %d ranks (%s%s), batch %lld per rank, %s, %s per rank\n",
-                static_cast<long long>(t.train->size()), o.data.c_str(), job.world, job.group->backend_name().c_str(),
+                static_cast<long long>(*t.train.size()), o.data.c_str(), job.world, job.group->backend_name().c_str(),
                 o.sync_bn ? ", SyncBatchNorm" : "", static_cast<long long>(o.batch_size), o.optimizer.c_str(),
                 where.c_str());
   else
     std::printf("training the reference CNN on %lld images (%s), batch %lld, %s, %s\n",
-                static_cast<long long>(t.train->size()), o.data.c_str(), static_cast<long long>(o.batch_size),
+                static_cast<long long>(*t.train.size()), o.data.c_str(), static_cast<long long>(o.batch_size),
                 o.optimizer.c_str(), where.c_str());
 }
 
@@ -205,10 +208,9 @@ void print_start(const Training& t) {
 bool train_epoch(Training& t, int64_t epoch, int64_t kill_at) {
   const Options& o = t.o;
   Job& job = t.job;
-  data::DataLoader& loader = *t.loader;
   const int64_t skip = epoch == t.start_epoch + 1 ? t.start_batch : 0;  // batches done before the snapshot
   // Under a launcher stdout is a pipe: rank 0 prints a plain progress line every 5 s instead.
-  apps::ProgressBar bar("epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs), loader.size(),
+  apps::ProgressBar bar("epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs), t.batches_per_epoch,
                         std::chrono::seconds(job.distributed() && !o.json ? 5 : 0));
   double epoch_loss = 0;
   int64_t epoch_batches = 0;
@@ -241,22 +243,15 @@ bool train_epoch(Training& t, int64_t epoch, int64_t kill_at) {
       bar.update(skip + epoch_batches, status);
     }
     const int64_t done = skip + epoch_batches;
-    // Every rank has the same number of batches (DistributedSampler pads), so all stop here.
+    // Every rank has the same number of batches (DistributedRandomSampler pads), so all stop here.
     stop = o.max_steps > 0 && t.steps >= o.max_steps;
-    if ((o.save_every > 0 && t.steps % o.save_every == 0) || stop || done == loader.size())
+    if ((o.save_every > 0 && t.steps % o.save_every == 0) || stop || done == t.batches_per_epoch)
       save_snapshot_at(t, epoch - 1, done);
     if (kill_at > 0 && t.steps == kill_at) std::raise(SIGKILL);
     return stop;
   };
-  if (skip == 0) {
-    for (data::Example<>& batch : loader.epoch(epoch - 1))
-      if (train_step(batch)) break;
-  } else {  // resumed mid-epoch: the remaining batches, made on this thread
-    for (int64_t k = skip; k < loader.size(); ++k) {
-      data::Example<> batch = loader.batch(epoch - 1, k);
-      if (train_step(batch)) break;
-    }
-  }
+  for (data::Example<>& batch : t.loader->epoch(epoch - 1, skip))  // resumed mid-epoch: from batch `skip`
+    if (train_step(batch)) break;
   bar.finish();
   // Mean of the per-batch losses of all ranks.
   auto sums = reduce(job, {epoch_loss, static_cast<double>(epoch_batches)});
@@ -317,7 +312,8 @@ int report(const Training& t, int64_t epochs) {
                         {"images_per_sec", images_per_sec},
                         {"world_size", job.world},
                         {"threads", get_num_threads()},
-                        {"device", job.device.str()}};
+                        {"device", job.device.str()},
+                        {"deterministic", are_deterministic_algorithms_enabled()}};
     if (job.distributed()) {
       j["backend"] = job.group->backend_name();
       j["sync_bn"] = o.sync_bn;
@@ -386,6 +382,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(apps::positive());
   app.add_flag("--sync-bn", o.sync_bn, "synchronise batch-norm statistics across ranks (SyncBatchNorm)");
+  app.add_flag("--deterministic", o.deterministic,
+               "deterministic algorithms only (gr::use_deterministic_algorithms): on a GPU the same seed gives the "
+               "same bits every run (see docs/cuda.md)");
   app.add_flag("--json", o.json, "print one JSON object (epochs, steps, train_loss, test_accuracy, images_per_sec, world_size) as the last line");
   CLI11_PARSE(app, argc, argv);
 

@@ -23,7 +23,9 @@ bool Tensor::allclose(const Tensor& o, double rtol, double atol, bool equal_nan)
   for (int64_t i = 0; i < a.numel(); ++i) {
     if (pa[i] == pb[i]) continue;  // also equal infinities
     if (equal_nan && std::isnan(pa[i]) && std::isnan(pb[i])) continue;
-    // Otherwise NaN never matches: the comparison below is false for it.
+    // Otherwise a NaN or an infinity never matches, as in torch.isclose: with an infinite
+    // reference, atol + rtol * |b| would be infinite and accept any value.
+    if (!std::isfinite(pa[i]) || !std::isfinite(pb[i])) return false;
     if (!(std::abs(pa[i] - pb[i]) <= atol + rtol * std::abs(pb[i]))) return false;
   }
   return true;

@@ -30,8 +30,8 @@ MOVES = {
     "conv": ["conv2d.cpp", "conv2d.h", "conv2d_dense.cpp", "conv2d_dense.h", "conv2d_direct.cpp", "conv2d_direct.h",
              "conv2d_index.h", "conv2d_winograd.cpp", "conv2d_winograd.h", "conv2d_workspace.h", "conv_args.cpp",
              "conv_ops.def", "im2col.cpp", "im2col.h", "winograd_transforms.h", "winograd_transforms_avx2.h"],
-    "attention": ["attention.cpp", "attention.h", "attention_cpu.cpp", "attention_ops.def", "attention_pairs.h",
-                  "attention_tiles.h"],
+    "attention": ["attention.cpp", "attention.h", "attention_cpu.cpp", "attention_flash.h", "attention_ops.def",
+                  "attention_pairs.h", "attention_tiles.h"],
     "index": ["advanced_index.cpp", "gather_scatter.cpp", "index_cpu.cpp", "index_loops.h", "index_ops.h",
               "indexing_ops.def", "masked.cpp", "masked_cpu.cpp", "sort.cpp", "sort.h"],
     "shape": ["rearrange.cpp", "rearrange.h", "resample.cpp", "resample.h", "shape.cpp", "shape.h", "shape_ops.def"],
@@ -42,7 +42,7 @@ MOVES = {
     "norm": ["batch_norm.cpp", "batch_norm.h", "layer_norm.cpp", "layer_norm.h", "norm_ops.def"],
     "pooling": ["pooling.cpp", "pooling.h", "pooling_ops.def"],
     "loss": ["loss.cpp", "loss.h", "loss_ops.def"],
-    "optim": ["optimizer_steps.cpp", "optimizer_steps.h"],
+    "optim": ["foreach.cpp", "foreach.h", "optimizer_steps.cpp", "optimizer_steps.h"],
 }
 TEXT = (".h", ".cpp", ".cu", ".cuh", ".def", ".md", ".txt", ".cmake", ".py", ".sh", ".in")
 

@@ -34,7 +34,6 @@
 #include "common/bench_models.h"
 #include "common/step_figures.h"
 #include "core/memory_stats.h"
-#include "core/native/conv2d.h"
 #include "distributed/backends/init.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/ddp/zero_redundancy_optimizer.h"
@@ -491,12 +490,12 @@ int run(const Options& o) {
   init.timeout = std::chrono::minutes(5);
   ProcessGroupPtr pg = init_process_group(init);
   if (o.threads > 0) set_num_threads(o.threads);
-  using native::Conv2dCpuAlgorithm;
-  native::set_conv2d_cpu_algorithm(o.conv_algorithm == "im2col"     ? Conv2dCpuAlgorithm::kIm2col
-                                   : o.conv_algorithm == "winograd" ? Conv2dCpuAlgorithm::kWinograd
-                                   : o.conv_algorithm == "direct"   ? Conv2dCpuAlgorithm::kDirect
-                                   : o.conv_algorithm == "dense"    ? Conv2dCpuAlgorithm::kDense
-                                                                    : Conv2dCpuAlgorithm::kAuto);
+  using backends::cpu::Conv2dAlgorithm;
+  backends::cpu::set_conv2d_algorithm(o.conv_algorithm == "im2col"     ? Conv2dAlgorithm::kIm2col
+                                   : o.conv_algorithm == "winograd" ? Conv2dAlgorithm::kWinograd
+                                   : o.conv_algorithm == "direct"   ? Conv2dAlgorithm::kDirect
+                                   : o.conv_algorithm == "dense"    ? Conv2dAlgorithm::kDense
+                                                                    : Conv2dAlgorithm::kAuto);
   if (!o.trace_dir.empty()) std::filesystem::create_directories(o.trace_dir);
   apps::ProgressLines progress("bench_ddp", pg->rank() == 0);
   if (pg->rank() == 0 && !o.json) {

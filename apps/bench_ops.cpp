@@ -14,8 +14,6 @@
 #include <functional>
 #include "common/device.h"
 #include "common/tolerance.h"
-#include "core/native/activation.h"
-#include "core/native/conv2d.h"
 #include <gradring/gradring.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -365,11 +363,11 @@ std::vector<Bench> breadth() {
   b.push_back({"gelu_fwd", sh, [=] { return std::make_pair(worst_of(gr::gelu(dx), [=](int64_t e) { return gelu_ref(f32(x)[e]); }), 1e-6); },
                [=] { gr::gelu(dx); }, 2 * full * f, true});
   b.push_back({"gelu_bwd", sh, [=] {
-                 return std::make_pair(worst_of(gr::native::gelu_backward(dgrad, dx, "none"), [=](int64_t e) {
+                 return std::make_pair(worst_of(gr::gelu_backward(dgrad, dx, "none"), [=](int64_t e) {
                    const double v = f32(x)[e];
                    const double d = 0.5 * (1 + std::erf(v / std::sqrt(2.0))) + v * std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
                    return f32(grad)[e] * d; }), 1e-6); },
-               [=] { gr::native::gelu_backward(dgrad, dx, "none"); }, 3 * full * f, true});
+               [=] { gr::gelu_backward(dgrad, dx, "none"); }, 3 * full * f, true});
   return b;
 }
 
@@ -480,11 +478,11 @@ int main(int argc, char** argv) {
     std::cerr << "bench_ops: " << e.message() << "\n";
     return 2;
   }
-  using gr::native::Conv2dCpuAlgorithm;
-  gr::native::set_conv2d_cpu_algorithm(conv_algorithm == "im2col"     ? Conv2dCpuAlgorithm::kIm2col
-                                       : conv_algorithm == "winograd" ? Conv2dCpuAlgorithm::kWinograd
-                                       : conv_algorithm == "direct"   ? Conv2dCpuAlgorithm::kDirect
-                                                                      : Conv2dCpuAlgorithm::kAuto);
+  using gr::backends::cpu::Conv2dAlgorithm;
+  gr::backends::cpu::set_conv2d_algorithm(conv_algorithm == "im2col"     ? Conv2dAlgorithm::kIm2col
+                                       : conv_algorithm == "winograd" ? Conv2dAlgorithm::kWinograd
+                                       : conv_algorithm == "direct"   ? Conv2dAlgorithm::kDirect
+                                                                      : Conv2dAlgorithm::kAuto);
 
   std::vector<std::string> filter;
   for (std::stringstream ss(ops_arg); ss.good();) {

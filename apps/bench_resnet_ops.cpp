@@ -18,7 +18,6 @@
 
 #include "common/cli.h"
 #include "common/resnet.h"
-#include "core/native/conv2d.h"
 
 using namespace gr;
 
@@ -66,16 +65,22 @@ void conv_rows(std::vector<Row>& rows, const std::vector<ConvLayer>& layers, int
   for (const ConvLayer& l : layers) {
     if (std::string(l.name).find(filter) == std::string::npos) continue;
     Tensor x = randn({N, l.C_in, l.H, l.H}, &gen), w = randn({l.C_out, l.C_in, l.k, l.k}, &gen);
-    const native::Conv2dArgs a = native::conv2d_args(x, w, {}, {l.stride}, {l.pad}, {1}, 1);
-    Tensor gy = randn({N, l.C_out, a.H_out, a.W_out}, &gen);
+    const int64_t Ho = (l.H + 2 * l.pad - l.k) / l.stride + 1;
+    Tensor gy = randn({N, l.C_out, Ho, Ho}, &gen);
     const std::string s = conv_label(l, N);
     auto add = [&](const char* what, std::function<void()> fn) {
       rows.push_back({"conv", std::string(l.name) + " " + what, s, l.count, best_ms(repeat, fn)});
     };
-    add("fwd", [&] { native::conv2d(a, x, w, {}); });
-    if (l.input_grad) add("grad_input", [&] { native::conv2d_backward(a, gy, x, w, {true, false, false}); });
-    add("grad_weight", [&] { native::conv2d_backward(a, gy, x, w, {false, true, false}); });
-    add("bwd", [&] { native::conv2d_backward(a, gy, x, w, {l.input_grad, true, false}); });
+    // The kernels themselves: no autograd (nothing requires grad), the gradients through ATen's
+    // convolution_backward.
+    auto backward = [&](bool input_grad, bool weight_grad) {
+      convolution_backward(gy, x, w, std::nullopt, {l.stride}, {l.pad}, {1}, false, {0}, 1,
+                           {input_grad, weight_grad, false});
+    };
+    add("fwd", [&] { conv2d(x, w, {}, {l.stride}, {l.pad}); });
+    if (l.input_grad) add("grad_input", [&] { backward(true, false); });
+    add("grad_weight", [&] { backward(false, true); });
+    add("bwd", [&] { backward(l.input_grad, true); });
   }
 }
 
@@ -182,12 +187,12 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "print the rows as one JSON array instead of a table");
   CLI11_PARSE(app, argc, argv);
   set_num_threads(threads);
-  using native::Conv2dCpuAlgorithm;
-  native::set_conv2d_cpu_algorithm(conv_algorithm == "im2col"     ? Conv2dCpuAlgorithm::kIm2col
-                                   : conv_algorithm == "winograd" ? Conv2dCpuAlgorithm::kWinograd
-                                   : conv_algorithm == "direct"   ? Conv2dCpuAlgorithm::kDirect
-                                   : conv_algorithm == "dense"    ? Conv2dCpuAlgorithm::kDense
-                                                                  : Conv2dCpuAlgorithm::kAuto);
+  using backends::cpu::Conv2dAlgorithm;
+  backends::cpu::set_conv2d_algorithm(conv_algorithm == "im2col"     ? Conv2dAlgorithm::kIm2col
+                                   : conv_algorithm == "winograd" ? Conv2dAlgorithm::kWinograd
+                                   : conv_algorithm == "direct"   ? Conv2dAlgorithm::kDirect
+                                   : conv_algorithm == "dense"    ? Conv2dAlgorithm::kDense
+                                                                  : Conv2dAlgorithm::kAuto);
   auto wanted = [&](const char* s) { return only.empty() || only.find(s) != std::string::npos; };
   // ResNet-18 at 3x32x32: stem to 16x16, max-pool to 8x8, then 8x8, 4x4, 2x2, 1x1 stages.
   const std::vector<ConvLayer> layers = {

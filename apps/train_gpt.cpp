@@ -15,12 +15,11 @@
 #include <gradring/gradring.h>
 #include <nlohmann/json.hpp>
 
-#include "core/native/gemm_packed.h"
-
 #include "common/activation_memory.h"
 #include "common/cli.h"
 #include "common/gpt.h"
 #include "common/gpt_sample.h"
+#include "common/gpt_training.h"
 #include "common/gpu_peak.h"
 #include "common/job.h"
 #include "common/peak_flops.h"
@@ -36,6 +35,7 @@ using apps::Job;
 using Clock = std::chrono::steady_clock;
 namespace ds = gr::data::datasets;
 namespace fsdp = gr::distributed::fsdp;
+using gr::apps::MicroBatches;
 
 namespace {
 
@@ -89,65 +89,6 @@ int64_t batch_size_of(const Options& o) {
 
 double lr_at(const Options& o, int64_t step) {
   return apps::gpt_lr_at(step, o.lr, o.warmup, o.steps, o.min_lr >= 0 ? o.min_lr : o.lr / 10);
-}
-
-// The training micro-batches in run order, [B, L] each, from a loader of B windows per batch
-// (drop_last, E batches per epoch): micro-batch k is batch k mod E of epoch k / E, so the
-// stream can start at any k (Note [GPT resume]) and only the first batch after a start or an
-// epoch's end waits for a new epoch.
-template <class Loader>
-class MicroBatches {
- public:
-  MicroBatches(Loader& loader, int64_t per_epoch) : loader_(loader), per_epoch_(per_epoch) {}
-  data::Example<> operator()(int64_t k) {
-    const int64_t epoch = k / per_epoch_, index = k % per_epoch_;
-    if (epoch_ && epoch_->epoch() == epoch && it_->index() + 1 == index) {
-      ++*it_;
-    } else {
-      epoch_.emplace(loader_.epoch(epoch, index));
-      it_.emplace(epoch_->begin());
-    }
-    return std::move(**it_);
-  }
-
- private:
-  Loader& loader_;
-  int64_t per_epoch_;
-  std::optional<typename Loader::Epoch> epoch_;
-  std::optional<typename Loader::Iterator> it_;
-};
-
-// --zero 1: the AdamW (its parameter groups and options) becomes a ZeroRedundancyOptimizer
-// over the job's ranks, each keeping the state of its own partition.
-distributed::ZeroRedundancyOptimizer* shard_optimizer(std::unique_ptr<optim::Optimizer>& optimizer, const Job& job) {
-  GR_CHECK(job.distributed(), "--zero 1 shards the optimizer state over the ranks: start train_gpt under gradring-run "
-                              "or mpirun");
-  std::vector<optim::OptimizerParamGroup> groups;
-  for (auto& group : optimizer->param_groups()) groups.emplace_back(group.params(), group.options().clone());
-  const auto& adamw = static_cast<const optim::AdamWOptions&>(optimizer->defaults());
-  auto zero = std::make_unique<distributed::ZeroRedundancyOptimizer>(
-      std::move(groups), distributed::optimizer_class<optim::AdamW>(adamw), job.group);
-  auto* raw = zero.get();
-  optimizer = std::move(zero);
-  return raw;
-}
-
-// Every rank resumes from its own snapshot: they must all be of the same step.
-void check_same_step(const Job& job, int64_t step) {
-  const std::vector<double> lo = apps::reduce(job, {static_cast<double>(step)}, distributed::ReduceOp::Min);
-  const std::vector<double> hi = apps::reduce(job, {static_cast<double>(step)}, distributed::ReduceOp::Max);
-  GR_CHECK(lo[0] == hi[0], "--zero 1: the ranks' snapshots are of different steps (", lo[0], " to ", hi[0],
-           "); every rank must resume from its own snapshot of the same step");
-}
-
-// --fsdp: every transformer block a fully_shard unit, then the model (the embeddings and the
-// final LayerNorm: the root unit).
-fsdp::FSDPModule shard_model(apps::GPT& model, const Job& job) {
-  GR_CHECK(job.distributed(), "--fsdp shards the model over the ranks: start train_gpt under gradring-run or mpirun "
-                              "(--nproc-per-node 1 works too)");
-  const auto options = fsdp::FullyShardOptions().group(job.group);
-  for (const auto& block : model->blocks->children()) fsdp::fully_shard(block, options);
-  return fsdp::fully_shard(model, options);
 }
 
 double peak_rss_mb() {
@@ -230,96 +171,139 @@ int generate(const Options& o, const Job& job) {
   return 0;
 }
 
-int run(const Options& o, Job& job) {
-  set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
-  use_deterministic_algorithms(o.deterministic);
-  if (o.generate) return generate(o, job);
+using DDP = nn::parallel::DistributedDataParallel<apps::GPTImpl>;
+using TrainLoader = data::StatelessDataLoader<ds::MapDataset<ds::TokenDataset, data::transforms::Stack<>>, data::samplers::SequentialSampler>;
+
+bool seed_run(const Options& o) {
   GR_CHECK(!o.fsdp || o.zero == 0, "--fsdp shards the AdamW state itself: drop --zero 1");
   manual_seed(o.seed);
-  const apps::GPTConfig config = config_of(o);
-  const int64_t B = batch_size_of(o), T = config.block;
-  const Corpus corpus = read_corpus(o.data.empty() ? default_corpus() : o.data);
-  ds::TokenDataset train(corpus.train, ds::TokenDatasetOptions(T).seed(o.seed).num_replicas(job.world).rank(job.rank), "train split");
-  ds::TokenDataset val(corpus.val, ds::TokenDatasetOptions(T).seed(o.seed), "validation split");
-  const int64_t per_epoch = static_cast<int64_t>(*train.size()) / B;  // micro-batches per epoch and rank
+  return true;
+}
+
+// One training run: the data, the model (in DDP when distributed, or fully_shard units with
+// --fsdp), its optimizer (sharded with --zero 1), the step it is at (Note [GPT resume]) and what
+// it measures.
+struct Training {
+  const Options& o;
+  Job& job;
+  bool seeded;  // first: the seed is set before the model's weights are drawn
+  const apps::GPTConfig config;
+  const int64_t B, T;
+  const Corpus corpus;
+  ds::TokenDataset train, val;
+  const int64_t per_epoch;  // micro-batches per epoch and rank
+  std::unique_ptr<TrainLoader> loader;
+  std::unique_ptr<MicroBatches<TrainLoader>> next_batch;
+  apps::GPT model;
+  std::unique_ptr<DDP> ddp;
+  std::optional<fsdp::FSDPModule> sharded;  // --fsdp: the root unit
+  std::unique_ptr<optim::Optimizer> optimizer;
+  distributed::ZeroRedundancyOptimizer* zero = nullptr;
+  std::vector<Tensor> params;
+  std::string snapshot_path;
+  int64_t step = 0;
+  double flops_per_token = 0, peak = 0;  // per token; all ranks' peak FLOP/s
+  std::string peak_source;  // where the peak comes from
+  double timed_seconds = 0, train_loss = NAN, val_loss = NAN;
+  int64_t timed_tokens = 0;
+  apps::ActivationMemory memory;  // the largest of every micro-step's figures
+
+  Training(const Options& options, Job& j);
+  Tensor forward(const Tensor& x) { return ddp ? ddp->forward(x) : model(x); }
+};
+
+Training::Training(const Options& options, Job& j)
+    : o(options),
+      job(j),
+      seeded(seed_run(options)),
+      config(config_of(options)),
+      B(batch_size_of(options)),
+      T(config.block),
+      corpus(read_corpus(options.data.empty() ? default_corpus() : options.data)),
+      train(corpus.train, ds::TokenDatasetOptions(T).seed(options.seed).num_replicas(j.world).rank(j.rank), "train split"),
+      val(corpus.val, ds::TokenDatasetOptions(T).seed(options.seed), "validation split"),
+      per_epoch(static_cast<int64_t>(*train.size()) / B),
+      model(config) {
   GR_CHECK(per_epoch >= 1, "the training split holds ", *train.size(), " windows per rank, fewer than a batch of ", B);
   // Batches to a GPU through page-locked memory without waiting: a copy from pageable memory
   // would make the host wait for the device (Note [Host synchronisations] in cuda_kernels/runtime.h).
-  auto loader = data::make_data_loader(train.map(data::transforms::Stack<>()), data::samplers::SequentialSampler(*train.size()),
-                                       data::DataLoaderOptions(static_cast<size_t>(B)).drop_last(true).pin_memory(job.device.is_cuda()));
-  MicroBatches next_batch(*loader, per_epoch);
-
-  apps::GPT model(config);
+  loader = data::make_data_loader(train.map(data::transforms::Stack<>()), data::samplers::SequentialSampler(*train.size()),
+                                  data::DataLoaderOptions(static_cast<size_t>(B)).drop_last(true).pin_memory(job.device.is_cuda()));
+  next_batch = std::make_unique<MicroBatches<TrainLoader>>(*loader, per_epoch);
   if (o.dtype == "float64") model->to(kFloat64);
   if (!o.load.empty()) load_weights(model, o.load);
   model->to(job.device);
-  std::unique_ptr<nn::parallel::DistributedDataParallel<apps::GPTImpl>> ddp;
-  std::optional<fsdp::FSDPModule> sharded;
-  if (o.fsdp) sharded = shard_model(model, job);
-  else if (job.distributed()) ddp = std::make_unique<nn::parallel::DistributedDataParallel<apps::GPTImpl>>(model, job.group);
-  auto forward = [&](const Tensor& x) { return ddp ? ddp->forward(x) : model(x); };
+  if (o.fsdp) sharded = apps::shard_model(model, job);
+  else if (job.distributed()) ddp = std::make_unique<DDP>(model, job.group);
   // With --fsdp the optimizer steps this rank's shards (the same two groups: they keep their dims).
-  std::unique_ptr<optim::Optimizer> optimizer =
-      apps::make_gpt_optimizer(sharded ? sharded->parameters() : model->parameters(), o.lr, o.weight_decay);
-  auto* zero = o.zero == 1 ? shard_optimizer(optimizer, job) : nullptr;
-  std::vector<Tensor> params = model->parameters();
+  optimizer = apps::make_gpt_optimizer(sharded ? sharded->parameters() : model->parameters(), o.lr, o.weight_decay);
+  if (o.zero == 1) zero = apps::shard_optimizer(optimizer, job);
+  params = model->parameters();
+  snapshot_path = zero ? o.snapshot + ".rank" + std::to_string(job.rank) : o.snapshot;
+  flops_per_token = model->flops_per_token();
+}
 
-  // Note [GPT resume]: batch k of the run is window rows [(k mod E) B, (k mod E + 1) B) of
-  // epoch k / E (E micro-batches per epoch), a function of k alone, and the dropout masks
-  // come from the default generator the snapshot holds: resuming at step s repeats exactly
-  // what the uninterrupted run would have done. With --zero 1 every rank keeps its own
-  // snapshot (FILE.rank<r>: the weights and its shard of the optimizer state). With --fsdp the
-  // snapshot is a checkpoint folder (Note [FSDP checkpoints]), which loads on any world size.
-  const std::string snapshot_path = zero ? o.snapshot + ".rank" + std::to_string(job.rank) : o.snapshot;
-  int64_t step = 0;
-  if (sharded && !o.snapshot.empty() && std::filesystem::exists(o.snapshot + "/index.json")) {
-    const Snapshot s = fsdp::load_checkpoint(o.snapshot, *sharded, optimizer.get());
-    step = s.global_step;
-    if (job.leader() && !o.json)
-      std::printf("resuming from %s at step %lld (saved on %lld ranks)\n", o.snapshot.c_str(), static_cast<long long>(step),
-                  static_cast<long long>(s.world_size));
-  } else if (!sharded && !o.snapshot.empty() && std::filesystem::exists(snapshot_path)) {
-    Snapshot s = load_snapshot(snapshot_path, job.world);
-    restore_snapshot(s, *model, optimizer.get());
-    step = s.global_step;
-    if (job.leader() && !o.json) std::printf("resuming from %s at step %lld\n", snapshot_path.c_str(), static_cast<long long>(step));
+// Note [GPT resume]: batch k of the run is window rows [(k mod E) B, (k mod E + 1) B) of
+// epoch k / E (E micro-batches per epoch), a function of k alone, and the dropout masks
+// come from the default generator the snapshot holds: resuming at step s repeats exactly
+// what the uninterrupted run would have done. With --zero 1 every rank keeps its own
+// snapshot (FILE.rank<r>: the weights and its shard of the optimizer state). With --fsdp the
+// snapshot is a checkpoint folder (Note [FSDP checkpoints]), which loads on any world size.
+void resume(Training& t) {
+  if (t.sharded && !t.o.snapshot.empty() && std::filesystem::exists(t.o.snapshot + "/index.json")) {
+    const Snapshot s = fsdp::load_checkpoint(t.o.snapshot, *t.sharded, t.optimizer.get());
+    t.step = s.global_step;
+    if (t.job.leader() && !t.o.json)
+      std::printf("resuming from %s at step %lld (saved on %lld ranks)\n", t.o.snapshot.c_str(),
+                  static_cast<long long>(t.step), static_cast<long long>(s.world_size));
+  } else if (!t.sharded && !t.o.snapshot.empty() && std::filesystem::exists(t.snapshot_path)) {
+    Snapshot s = load_snapshot(t.snapshot_path, t.job.world);
+    restore_snapshot(s, *t.model, t.optimizer.get());
+    t.step = s.global_step;
+    if (t.job.leader() && !t.o.json)
+      std::printf("resuming from %s at step %lld\n", t.snapshot_path.c_str(), static_cast<long long>(t.step));
   }
-  if (zero) check_same_step(job, step);
-  auto save_snapshot_now = [&](int64_t steps_done) {
-    if (o.snapshot.empty()) return;
-    if (sharded) {  // collective: every rank writes its file, rank 0 the index
-      Snapshot position;
-      position.global_step = steps_done;
-      position.user["seed"] = std::to_string(o.seed);
-      fsdp::save_checkpoint(o.snapshot, *sharded, optimizer.get(), position);
-      return;
-    }
-    if (!job.leader() && !zero) return;
-    Snapshot s = capture_snapshot(*model, zero ? nullptr : optimizer.get());
-    if (zero) s.optimizer = zero->local_state_dict();
-    s.global_step = steps_done;
-    s.world_size = job.world;
-    s.user["seed"] = std::to_string(o.seed);
-    save_snapshot(snapshot_path, s);
-    // Every rank's shard of this step is on disk before any rank goes on (and a test's kill
-    // after this step finds them all written).
-    if (zero) job.group->barrier()->wait();
-  };
+  if (t.zero) apps::check_same_step(t.job, t.step);
+}
 
-  const double flops_per_token = model->flops_per_token();
-  // The MFU's denominator: on the CPU the measured FMA peak of the cores (Note [Measured peak];
-  // bf16's against the bfloat16 peak where products run on bfloat16 pairs), on a GPU that GPU's
-  // dense peak for the dtype (Note [GPU peak]), times the ranks.
-  const bool bf16_pairs = o.dtype == "bf16" && job.device.is_cpu() && native::bf16_pair_products();
-  std::string peak_source = "measured: the float32 FMA peak of " + std::to_string(get_num_threads()) + " core(s)";
-  double peak = 0;
+void save_snapshot_now(const Training& t, int64_t steps_done) {
+  const Options& o = t.o;
+  if (o.snapshot.empty()) return;
+  if (t.sharded) {  // collective: every rank writes its file, rank 0 the index
+    Snapshot position;
+    position.global_step = steps_done;
+    position.user["seed"] = std::to_string(o.seed);
+    fsdp::save_checkpoint(o.snapshot, *t.sharded, t.optimizer.get(), position);
+    return;
+  }
+  if (!t.job.leader() && !t.zero) return;
+  Snapshot s = capture_snapshot(*t.model, t.zero ? nullptr : t.optimizer.get());
+  if (t.zero) s.optimizer = t.zero->local_state_dict();
+  s.global_step = steps_done;
+  s.world_size = t.job.world;
+  s.user["seed"] = std::to_string(o.seed);
+  save_snapshot(t.snapshot_path, s);
+  // Every rank's shard of this step is on disk before any rank goes on (and a test's kill
+  // after this step finds them all written).
+  if (t.zero) t.job.group->barrier()->wait();
+}
+
+// The peak MFU is measured against, and the run's first line. The MFU's denominator: on the
+// CPU the measured FMA peak of the cores (Note [Measured peak]; bf16's against the bfloat16 peak
+// where products run on bfloat16 pairs), on a GPU that GPU's dense peak for the dtype (Note
+// [GPU peak]), times the ranks.
+void print_start(Training& t) {
+  const Options& o = t.o;
+  const Job& job = t.job;
+  const bool bf16_pairs = o.dtype == "bf16" && job.device.is_cpu() && backends::cpu::bf16_pair_products();
+  t.peak_source = "measured: the float32 FMA peak of " + std::to_string(get_num_threads()) + " core(s)";
   if (job.device.is_cuda()) {
     const apps::DevicePeak p = apps::gpu_peak(job.device, o.dtype == "bf16" ? kBFloat16 : o.dtype == "float64" ? kFloat64 : kFloat32);
-    peak = p.gflops * 1e9 * job.world;
-    peak_source = p.source;
+    t.peak = p.gflops * 1e9 * job.world;
+    t.peak_source = p.source;
   } else {
-    peak = apps::measured_peak_gflops_per_core(bf16_pairs) * 1e9 * get_num_threads() * job.world;
-    if (bf16_pairs) peak_source = "measured: the bfloat16 pair-product peak of " + std::to_string(get_num_threads()) + " core(s)";
+    t.peak = apps::measured_peak_gflops_per_core(bf16_pairs) * 1e9 * get_num_threads() * job.world;
+    if (bf16_pairs) t.peak_source = "measured: the bfloat16 pair-product peak of " + std::to_string(get_num_threads()) + " core(s)";
   }
   if (job.leader() && o.dtype == "bf16" && job.device.is_cpu() && !bf16_pairs)
     std::fprintf(stderr, "train_gpt: notice: this CPU (as built, -march=native) has no AVX512_BF16: bfloat16 products "
@@ -327,115 +311,132 @@ int run(const Options& o, Job& job) {
   if (job.leader() && !o.json)
     std::printf("GPT: %lld layers, %lld heads, width %lld, context %lld, %.2fM parameters; batch %lld x %lld ranks x %lld "
                 "accumulated; %s, %d thread(s) per rank; peak %.0f GFLOP/s (%s)\n",
-                static_cast<long long>(config.layers), static_cast<long long>(config.heads),
-                static_cast<long long>(config.embd), static_cast<long long>(T), model->num_params() / 1e6,
-                static_cast<long long>(B), static_cast<long long>(job.world), static_cast<long long>(o.grad_accum),
-                o.dtype.c_str(), get_num_threads(), peak / 1e9, peak_source.c_str());
-  std::FILE* curve = !o.curve.empty() && job.leader() ? std::fopen(o.curve.c_str(), step > 0 ? "a" : "w") : nullptr;
-  GR_CHECK(o.curve.empty() || !job.leader() || curve != nullptr, "cannot write --curve ", o.curve);
+                static_cast<long long>(t.config.layers), static_cast<long long>(t.config.heads),
+                static_cast<long long>(t.config.embd), static_cast<long long>(t.T), t.model->num_params() / 1e6,
+                static_cast<long long>(t.B), static_cast<long long>(job.world), static_cast<long long>(o.grad_accum),
+                o.dtype.c_str(), get_num_threads(), t.peak / 1e9, t.peak_source.c_str());
+}
 
+// One optimizer step over --grad-accum micro-batches; returns this rank's loss.
+double train_step(Training& t) {
+  const Options& o = t.o;
+  for (auto& group : t.optimizer->param_groups()) group.options().set_lr(lr_at(o, t.step));
+  {
+    profiler::ScopedEvent span("zero_grad");
+    t.optimizer->zero_grad();
+  }
+  double loss_sum = 0;
+  apps::ActivationMeter meter(t.job.device);
+  for (int64_t k = 0; k < o.grad_accum; ++k) {
+    auto batch = [&] {
+      profiler::ScopedEvent span("batch");
+      data::Example<> b = (*t.next_batch)(t.step * o.grad_accum + k);
+      return data::Example<>{b.data.to(t.job.device, /*non_blocking=*/true), b.target.to(t.job.device, /*non_blocking=*/true)};
+    }();
+    if (t.sharded) t.sharded->set_requires_gradient_sync(k + 1 == o.grad_accum);  // FSDP's no_sync
+    auto micro_step = [&] {
+      Tensor loss;
+      meter.before_forward();
+      {
+        profiler::ScopedEvent span("forward");
+        auto amp = mixed_precision(o, t.job);
+        loss = t.model->loss(t.forward(batch.data), batch.target) / static_cast<double>(o.grad_accum);
+      }
+      meter.after_forward();
+      {
+        profiler::ScopedEvent span("backward");
+        loss.backward();
+      }
+      t.memory.max_with(meter.after_backward());
+      loss_sum += loss.item<double>();
+    };
+    if (t.ddp && k + 1 < o.grad_accum) {
+      auto guard = t.ddp->no_sync();  // gradients accumulate locally; the last micro-batch reduces
+      micro_step();
+    } else {
+      micro_step();
+    }
+  }
+  if (o.clip > 0) {  // clip_grad_norm_ without reading the norm back: no host synchronisation
+    profiler::ScopedEvent span("clip_grad_norm_");
+    if (t.sharded) {
+      fsdp::clip_grad_norm_(*t.sharded, o.clip);
+    } else {
+      std::vector<Tensor> grads;
+      for (const Tensor& p : t.params)
+        if (p.grad().defined()) grads.push_back(p.grad());
+      nn::utils::clip_grads_with_norm_(t.params, o.clip, nn::utils::get_total_norm(grads));
+    }
+  }
+  {
+    profiler::ScopedEvent span("optimizer.step");
+    t.optimizer->step();
+  }
+  return loss_sum;
+}
+
+// The steps from where the run is to --steps: timing (the first ones warm the allocator and
+// the caches, and are left out of tokens/s and the profile), evaluation, snapshots, the
+// progress line and the curve.
+void train_steps(Training& t) {
+  const Options& o = t.o;
+  Job& job = t.job;
+  std::FILE* curve = !o.curve.empty() && job.leader() ? std::fopen(o.curve.c_str(), t.step > 0 ? "a" : "w") : nullptr;
+  GR_CHECK(o.curve.empty() || !job.leader() || curve != nullptr, "cannot write --curve ", o.curve);
   const int64_t kill_at = apps::test_kill_step(job.rank);  // a test hook
   apps::ProgressBar bar("train", o.steps, std::chrono::seconds(o.json ? 0 : 5));
-  const int64_t tokens_per_step = B * T * o.grad_accum * job.world;
-  double timed_seconds = 0, train_loss = NAN, val_loss = NAN;
-  int64_t timed_tokens = 0;
-  apps::ActivationMeter meter(job.device);
-  apps::ActivationMemory memory;  // the largest of every micro-step's figures
-  const int64_t first_step = step;
-  const int64_t warm_steps = std::min<int64_t>(3, (o.steps - first_step) / 2);  // left out of tokens/s
-  for (; step < o.steps; ++step) {
-    // The profile covers the timed steps: the first ones warm the allocator and the caches.
+  const int64_t tokens_per_step = t.B * t.T * o.grad_accum * job.world;
+  const int64_t first_step = t.step;
+  const int64_t warm_steps = std::min<int64_t>(3, (o.steps - first_step) / 2);
+  for (; t.step < o.steps; ++t.step) {
+    const int64_t step = t.step;
     if (!o.profile.empty() && step - first_step == warm_steps) profiler::enable();
     const auto t0 = Clock::now();
-    for (auto& group : optimizer->param_groups()) group.options().set_lr(lr_at(o, step));
-    {
-      profiler::ScopedEvent span("zero_grad");
-      optimizer->zero_grad();
-    }
-    double loss_sum = 0;
-    for (int64_t k = 0; k < o.grad_accum; ++k) {
-      auto batch = [&] {
-        profiler::ScopedEvent span("batch");
-        data::Example<> b = next_batch(step * o.grad_accum + k);
-        return data::Example<>{b.data.to(job.device, /*non_blocking=*/true), b.target.to(job.device, /*non_blocking=*/true)};
-      }();
-      if (sharded) sharded->set_requires_gradient_sync(k + 1 == o.grad_accum);  // FSDP's no_sync
-      auto micro_step = [&] {
-        Tensor loss;
-        meter.before_forward();
-        {
-          profiler::ScopedEvent span("forward");
-          auto amp = mixed_precision(o, job);
-          loss = model->loss(forward(batch.data), batch.target) / static_cast<double>(o.grad_accum);
-        }
-        meter.after_forward();
-        {
-          profiler::ScopedEvent span("backward");
-          loss.backward();
-        }
-        memory.max_with(meter.after_backward());
-        loss_sum += loss.item<double>();
-      };
-      if (ddp && k + 1 < o.grad_accum) {
-        auto guard = ddp->no_sync();  // gradients accumulate locally; the last micro-batch reduces
-        micro_step();
-      } else {
-        micro_step();
-      }
-    }
-    if (o.clip > 0) {  // clip_grad_norm_ without reading the norm back: no host synchronisation
-      profiler::ScopedEvent span("clip_grad_norm_");
-      if (sharded) {
-        fsdp::clip_grad_norm_(*sharded, o.clip);
-      } else {
-        std::vector<Tensor> grads;
-        for (const Tensor& p : params)
-          if (p.grad().defined()) grads.push_back(p.grad());
-        nn::utils::clip_grads_with_norm_(params, o.clip, nn::utils::get_total_norm(grads));
-      }
-    }
-    {
-      profiler::ScopedEvent span("optimizer.step");
-      optimizer->step();
-    }
+    const double loss_sum = train_step(t);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (step - first_step >= warm_steps) {  // the first steps warm the allocator and the caches
-      timed_seconds += seconds;
-      timed_tokens += tokens_per_step;
+    if (step - first_step >= warm_steps) {
+      t.timed_seconds += seconds;
+      t.timed_tokens += tokens_per_step;
     }
     const bool last = step + 1 == o.steps;
     const bool eval_now = last || (o.eval_every > 0 && (step + 1) % o.eval_every == 0);
     const bool report = eval_now || last || step % 10 == 0;
-    if (report) train_loss = apps::reduce(job, {loss_sum})[0] / job.world;
+    if (report) t.train_loss = apps::reduce(job, {loss_sum})[0] / job.world;
     if (eval_now) {  // the profile covers training steps only
       const bool profiling = profiler::enabled();
       profiler::enable(false);
-      val_loss = evaluate(o, job, model, val, o.eval_windows, B);
+      t.val_loss = evaluate(o, job, t.model, t.val, o.eval_windows, t.B);
       profiler::enable(profiling);
     }
-    if ((o.save_every > 0 && (step + 1) % o.save_every == 0) || last) save_snapshot_now(step + 1);
+    if ((o.save_every > 0 && (step + 1) % o.save_every == 0) || last) save_snapshot_now(t, step + 1);
     if (kill_at > 0 && kill_at == step + 1) std::raise(SIGKILL);
     if (!job.leader()) continue;
-    const double tps = timed_seconds > 0 ? static_cast<double>(timed_tokens) / timed_seconds : 0;
+    const double tps = t.timed_seconds > 0 ? static_cast<double>(t.timed_tokens) / t.timed_seconds : 0;
     if (report && !o.json) {
       char status[160];
-      std::snprintf(status, sizeof status, "loss %.4f lr %.2e %.0f tok/s MFU %.0f%%", train_loss, lr_at(o, step), tps,
-                    100.0 * tps * flops_per_token / peak);
+      std::snprintf(status, sizeof status, "loss %.4f lr %.2e %.0f tok/s MFU %.0f%%", t.train_loss, lr_at(o, step),
+                    tps, 100.0 * tps * t.flops_per_token / t.peak);
       bar.update(step + 1, status);
       if (eval_now) {
         bar.finish();
         std::printf("step %lld: train loss %.4f, val loss %.4f, %.0f tokens/s\n", static_cast<long long>(step + 1),
-                    train_loss, val_loss, tps);
+                    t.train_loss, t.val_loss, tps);
       }
     }
     if (curve != nullptr && report) {
-      std::fprintf(curve, "%lld,%.6f,", static_cast<long long>(step + 1), train_loss);
-      if (eval_now) std::fprintf(curve, "%.6f", val_loss);
+      std::fprintf(curve, "%lld,%.6f,", static_cast<long long>(step + 1), t.train_loss);
+      if (eval_now) std::fprintf(curve, "%.6f", t.val_loss);
       std::fprintf(curve, "\n");
     }
   }
   bar.finish();
   if (curve != nullptr) std::fclose(curve);
+}
+
+// The profile, the weights, a sample, and the run's line (or JSON).
+int report(Training& t) {
+  const Options& o = t.o;
+  const Job& job = t.job;
   if (!o.profile.empty()) {
     profiler::enable(false);
     if (job.leader()) {
@@ -444,12 +445,12 @@ int run(const Options& o, Job& job) {
     }
   }
   // --fsdp: the weights gathered (collective) into a plain model on rank 0, to save and sample.
-  apps::GPT whole = model;
-  if (sharded && (!o.save.empty() || o.sample > 0)) {
-    const OrderedDict<Tensor> state = fsdp::full_state_dict(*sharded);
+  apps::GPT whole = t.model;
+  if (t.sharded && (!o.save.empty() || o.sample > 0)) {
+    const OrderedDict<Tensor> state = fsdp::full_state_dict(*t.sharded);
     if (job.leader()) {
       const GeneratorState rng = default_generator().state();  // the sample draws as without --fsdp
-      whole = apps::GPT(config);
+      whole = apps::GPT(t.config);
       default_generator().set_state(rng);
       whole->to(state.find("wte.weight")->scalar_type());
       whole->load_state_dict(state);
@@ -457,33 +458,45 @@ int run(const Options& o, Job& job) {
     }
   }
   if (!o.save.empty() && job.leader()) save(whole, o.save);
-  const double tps = timed_seconds > 0 ? static_cast<double>(timed_tokens) / timed_seconds : 0;
+  const double tps = t.timed_seconds > 0 ? static_cast<double>(t.timed_tokens) / t.timed_seconds : 0;
+  const double mfu = tps * t.flops_per_token / t.peak;
   std::string text;
   if (o.sample > 0 && job.leader()) text = apps::sample_text(whole, o.prompt, o.sample, o.temperature, o.top_k);
   if (!job.leader()) return 0;
   if (o.json) {
     nlohmann::json j = {{"steps", o.steps},           {"world_size", job.world},     {"tokens_per_sec", tps},
-                        {"train_loss", train_loss},   {"val_loss", val_loss},        {"mfu", tps * flops_per_token / peak},
-                        {"peak_gflops", peak / 1e9},  {"peak_source", peak_source},    {"params", model->num_params()},
+                        {"train_loss", t.train_loss}, {"val_loss", t.val_loss},      {"mfu", mfu},
+                        {"peak_gflops", t.peak / 1e9}, {"peak_source", t.peak_source}, {"params", t.model->num_params()},
                         {"peak_rss_mb", peak_rss_mb()},
                         {"threads", get_num_threads()}, {"dtype", o.dtype},
                         {"deterministic", are_deterministic_algorithms_enabled()},
                         {"checkpoint_activations", o.checkpoint_activations},
-                        {"activation_kept_bytes", memory.kept}, {"activation_peak_bytes", memory.peak},
-                        {"step_peak_bytes", memory.step_peak}};
+                        {"activation_kept_bytes", t.memory.kept}, {"activation_peak_bytes", t.memory.peak},
+                        {"step_peak_bytes", t.memory.step_peak}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tokens/s (MFU %.1f%%), peak RSS %.0f MB\n",
-                static_cast<long long>(o.steps), train_loss, val_loss, tps, 100.0 * tps * flops_per_token / peak, peak_rss_mb());
+                static_cast<long long>(o.steps), t.train_loss, t.val_loss, tps, 100.0 * mfu, peak_rss_mb());
+    const apps::ActivationMemory& m = t.memory;
     const double mib = 1024.0 * 1024.0;
     std::printf("activation memory (rank 0, largest micro-step)%s: %.1f MiB kept by forward, peak %.1f MiB "
                 "(the step's %.1f MiB less %.1f MiB of gradients)\n",
-                o.checkpoint_activations ? ", blocks checkpointed" : "", memory.kept / mib, memory.peak / mib,
-                memory.step_peak / mib, memory.gradients / mib);
-    if (!o.save.empty()) std::printf("saved the weights to %s\n", o.save.c_str());
+                o.checkpoint_activations ? ", blocks checkpointed" : "", m.kept / mib, m.peak / mib, m.step_peak / mib,
+                m.gradients / mib);    if (!o.save.empty()) std::printf("saved the weights to %s\n", o.save.c_str());
     if (!text.empty()) std::printf("sample:\n%s%s\n", o.prompt.c_str(), text.c_str());
   }
   return 0;
+}
+
+int run(const Options& o, Job& job) {
+  set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
+  use_deterministic_algorithms(o.deterministic);
+  if (o.generate) return generate(o, job);
+  Training t(o, job);
+  resume(t);
+  print_start(t);
+  train_steps(t);
+  return report(t);
 }
 
 }  // namespace

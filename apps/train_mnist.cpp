@@ -92,182 +92,223 @@ double evaluate(const Job& job, nn::Module& net, Forward&& forward, ds::TensorDa
   return sums[0] / std::max(sums[1], 1.0);
 }
 
-int run(const Options& o, Job& job) {
+using DDP = nn::parallel::DistributedDataParallel<apps::ReferenceCNNImpl>;
+using TrainLoader = data::StatelessDataLoader<ds::MapDataset<ds::TensorDataset, data::transforms::Stack<>>, samplers::AnySampler<>>;
+
+// One training run: the model (wrapped in DDP when distributed), its optimizer, the loader,
+// the position in the run (Note [Exact resume]) and what the run measures.
+struct Training {
+  const Options& o;
+  Job& job;
+  bool seeded;  // first: the threads and the seed are set before the data and the model exist
+  ds::TensorDataset train, test;
+  apps::ReferenceCNN model;  // its initial weights come from the seeded default generator
+  std::unique_ptr<DDP> ddp;
+  std::unique_ptr<optim::Optimizer> optimizer;
+  std::unique_ptr<TrainLoader> loader;
+  int64_t batches_per_epoch = 0;
+  int64_t start_epoch = 0, start_batch = 0, steps = 0;
+  int64_t warm_steps = 0;  // the steps before this are warm-up (caches, the allocator): not timed
+  int64_t timed_images = 0;
+  double timed_seconds = 0, loss_sum = 0, loss_count = 0, accuracy = 0;
+
+  Training(const Options& options, Job& j);
+  nn::Module& net() { return ddp ? static_cast<nn::Module&>(*ddp) : static_cast<nn::Module&>(*model); }
+  Tensor forward(const Tensor& x) { return ddp ? ddp->forward(x) : model(x); }
+};
+
+bool seed_run(const Options& o, const Job& job) {
   set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
   use_deterministic_algorithms(o.deterministic);
   manual_seed(o.seed);
-  ds::TensorDataset train = load_split(o.data, ds::Mode::kTrain);
-  const ds::TensorDataset test = load_split(o.data, ds::Mode::kTest);
-  const size_t train_size = *train.size();
+  return true;
+}
 
-  apps::ReferenceCNN model;
+// The data, the model (on its device before DDP broadcasts it and the optimizer holds it),
+// DDP, the optimizer and the loader.
+Training::Training(const Options& options, Job& j)
+    : o(options),
+      job(j),
+      seeded(seed_run(options, j)),
+      train(load_split(options.data, ds::Mode::kTrain)),
+      test(load_split(options.data, ds::Mode::kTest)) {
   if (o.sync_bn) distributed::convert_sync_batchnorm(*model, job.group);
-  model->to(job.device);  // before DDP (it broadcasts these tensors) and the optimizer (it holds them)
+  model->to(job.device);
   // DDP broadcasts rank 0's parameters and buffers here, so every rank starts equal.
-  std::unique_ptr<nn::parallel::DistributedDataParallel<apps::ReferenceCNNImpl>> ddp;
   if (job.distributed())
-    ddp = std::make_unique<nn::parallel::DistributedDataParallel<apps::ReferenceCNNImpl>>(
+    ddp = std::make_unique<DDP>(
         model, job.group,
         nn::parallel::DistributedDataParallelOptions().bucket_cap_mb(o.bucket_cap_mb).first_bucket_cap_mb(o.first_bucket_cap_mb));
-  nn::Module& net = ddp ? static_cast<nn::Module&>(*ddp) : static_cast<nn::Module&>(*model);
-  auto forward = [&](const Tensor& x) { return ddp ? ddp->forward(x) : model(x); };
-
-  auto optimizer = make_optimizer(o, model->parameters());
+  optimizer = make_optimizer(o, model->parameters());
   data::DataLoaderOptions lo;
   lo.batch_size(o.batch_size);  // per rank
   lo.workers(o.workers);
   lo.pin_memory(job.device.is_cuda());  // batches in page-locked memory: asynchronous copies to the GPU
   // Shuffled by --seed and the epoch alone (Note [Sampler epochs]); in torch's order on several ranks.
+  const size_t train_size = *train.size();
   samplers::AnySampler<> sampler = job.distributed()
       ? samplers::AnySampler<>(samplers::DistributedRandomSampler(train_size, job.world, job.rank, true, o.seed))
       : samplers::AnySampler<>(samplers::RandomSampler(static_cast<int64_t>(train_size), o.seed));
-  auto loader = data::make_data_loader(train.map(data::transforms::Stack<>()), std::move(sampler), lo);
-  const int64_t batches_per_epoch = loader->epoch(0).num_batches();
+  loader = data::make_data_loader(train.map(data::transforms::Stack<>()), std::move(sampler), lo);
+  batches_per_epoch = loader->epoch(0).num_batches();
+}
 
-  // Note [Exact resume]: a snapshot holds the model, the optimizer state, the default
-  // generator and the position (epoch, batches done in it, steps in all). The batch order
-  // depends only on (seed, epoch) (Note [Sampler epochs]), so starting the epoch at the
-  // first batch not done (loader->epoch(e, k) skips the others without making them)
-  // continues exactly where the snapshot was taken.
-  int64_t start_epoch = 0, start_batch = 0, steps = 0;
-  if (!o.snapshot.empty() && std::filesystem::exists(o.snapshot)) {
-    Snapshot s = load_snapshot(o.snapshot, job.world);  // every rank reads the same file
-    restore_snapshot(s, *model, optimizer.get());
-    start_epoch = s.epoch;
-    start_batch = s.step_in_epoch;
-    steps = s.global_step;
-    if (start_batch >= batches_per_epoch) {
-      start_epoch += 1;
-      start_batch = 0;
-    }
-    if (job.leader() && !o.json)
-      std::printf("resuming from %s: epoch %lld, batch %lld, step %lld\n", o.snapshot.c_str(),
-                  static_cast<long long>(start_epoch + 1), static_cast<long long>(start_batch), static_cast<long long>(steps));
+// Note [Exact resume]: a snapshot holds the model, the optimizer state, the default
+// generator and the position (epoch, batches done in it, steps in all). The batch order
+// depends only on (seed, epoch) (Note [Sampler epochs]), so starting the epoch at the
+// first batch not done (loader->epoch(e, k) skips the others without making them)
+// continues exactly where the snapshot was taken.
+void resume(Training& t) {
+  const Options& o = t.o;
+  if (o.snapshot.empty() || !std::filesystem::exists(o.snapshot)) return;
+  Snapshot s = load_snapshot(o.snapshot, t.job.world);  // every rank reads the same file
+  restore_snapshot(s, *t.model, t.optimizer.get());
+  t.start_epoch = s.epoch;
+  t.start_batch = s.step_in_epoch;
+  t.steps = s.global_step;
+  if (t.start_batch >= t.batches_per_epoch) {
+    t.start_epoch += 1;
+    t.start_batch = 0;
   }
-  auto save_snapshot_at = [&](int64_t epoch0, int64_t batches_done) {
-    if (o.snapshot.empty() || !job.leader()) return;  // the ranks hold the same state
-    Snapshot s = capture_snapshot(*model, optimizer.get());
-    s.epoch = epoch0;
-    s.step_in_epoch = batches_done;
-    s.global_step = steps;
-    s.world_size = job.world;
-    s.user["seed"] = std::to_string(o.seed);
-    save_snapshot(o.snapshot, s);
+  if (t.job.leader() && !o.json)
+    std::printf("resuming from %s: epoch %lld, batch %lld, step %lld\n", o.snapshot.c_str(),
+                static_cast<long long>(t.start_epoch + 1), static_cast<long long>(t.start_batch),
+                static_cast<long long>(t.steps));
+}
+
+void save_snapshot_at(const Training& t, int64_t epoch0, int64_t batches_done) {
+  if (t.o.snapshot.empty() || !t.job.leader()) return;  // the ranks hold the same state
+  Snapshot s = capture_snapshot(*t.model, t.optimizer.get());
+  s.epoch = epoch0;
+  s.step_in_epoch = batches_done;
+  s.global_step = t.steps;
+  s.world_size = t.job.world;
+  s.user["seed"] = std::to_string(t.o.seed);
+  save_snapshot(t.o.snapshot, s);
+}
+
+void print_start(const Training& t) {
+  const Options& o = t.o;
+  const Job& job = t.job;
+  if (!job.leader() || o.json) return;
+  const std::string where = job.device.is_cuda() ? job.device.str() : std::to_string(get_num_threads()) + " CPU thread(s)";
+  if (job.distributed())
+    std::printf("training the reference CNN on %lld images (%s), %d ranks (%s%s), batch %lld per rank, %s, %s per rank\n",
+                static_cast<long long>(*t.train.size()), o.data.c_str(), job.world, job.group->backend_name().c_str(),
+                o.sync_bn ? ", SyncBatchNorm" : "", static_cast<long long>(o.batch_size), o.optimizer.c_str(),
+                where.c_str());
+  else
+    std::printf("training the reference CNN on %lld images (%s), batch %lld, %s, %s\n",
+                static_cast<long long>(*t.train.size()), o.data.c_str(), static_cast<long long>(o.batch_size),
+                o.optimizer.c_str(), where.c_str());
+}
+
+// One epoch (the rest of it when resumed mid-epoch), then the test accuracy. Returns true
+// when --max-steps is reached.
+bool train_epoch(Training& t, int64_t epoch, int64_t kill_at) {
+  const Options& o = t.o;
+  Job& job = t.job;
+  const int64_t skip = epoch == t.start_epoch + 1 ? t.start_batch : 0;  // batches done before the snapshot
+  // Under a launcher stdout is a pipe: rank 0 prints a plain progress line every 5 s instead.
+  apps::ProgressBar bar("epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs), t.batches_per_epoch,
+                        std::chrono::seconds(job.distributed() && !o.json ? 5 : 0));
+  double epoch_loss = 0;
+  int64_t epoch_batches = 0;
+  bool stop = false;
+  auto epoch_start = Clock::now();
+  auto tick = Clock::now();
+  // One training step; true when --max-steps is reached.
+  auto train_step = [&](data::Example<>& batch) {
+    t.optimizer->zero_grad();
+    // non_blocking: pinned batches are copied while the previous step's kernels run.
+    Tensor loss = nll_loss(t.forward(batch.data.to(job.device, /*non_blocking=*/true)),
+                           batch.target.to(job.device, /*non_blocking=*/true));
+    loss.backward();
+    t.optimizer->step();
+    double l = loss.item<double>();
+    ++t.steps;
+    epoch_loss += l;
+    ++epoch_batches;
+    auto now = Clock::now();
+    if (t.steps > t.warm_steps) {
+      t.timed_seconds += std::chrono::duration<double>(now - tick).count();
+      t.timed_images += batch.data.size(0);
+    }
+    tick = now;
+    if (job.leader()) {  // this rank's running loss; the epoch line averages over ranks
+      double elapsed = std::chrono::duration<double>(now - epoch_start).count();
+      char status[96];
+      std::snprintf(status, sizeof status, "loss %.4f %.0f img/s", epoch_loss / epoch_batches,
+                    static_cast<double>(epoch_batches * o.batch_size * job.world) / std::max(elapsed, 1e-9));
+      bar.update(skip + epoch_batches, status);
+    }
+    const int64_t done = skip + epoch_batches;
+    // Every rank has the same number of batches (DistributedRandomSampler pads), so all stop here.
+    stop = o.max_steps > 0 && t.steps >= o.max_steps;
+    if ((o.save_every > 0 && t.steps % o.save_every == 0) || stop || done == t.batches_per_epoch)
+      save_snapshot_at(t, epoch - 1, done);
+    if (kill_at > 0 && t.steps == kill_at) std::raise(SIGKILL);
+    return stop;
   };
-  const int64_t kill_at = apps::test_kill_step(job.rank);  // a test hook
-
-  if (job.leader() && !o.json) {
-    const std::string where = job.device.is_cuda() ? job.device.str() : std::to_string(get_num_threads()) + " CPU thread(s)";
-    if (job.distributed())
-      std::printf("training the reference CNN on %lld images (%s), %d ranks (%s%s), batch %lld per rank, %s, %s per rank\n",
-                  static_cast<long long>(train_size), o.data.c_str(), job.world, job.group->backend_name().c_str(),
-                  o.sync_bn ? ", SyncBatchNorm" : "", static_cast<long long>(o.batch_size), o.optimizer.c_str(),
-                  where.c_str());
-    else
-      std::printf("training the reference CNN on %lld images (%s), batch %lld, %s, %s\n",
-                  static_cast<long long>(train_size), o.data.c_str(), static_cast<long long>(o.batch_size),
-                  o.optimizer.c_str(), where.c_str());
-  }
-  if (!o.profile.empty() || !o.trace.empty()) profiler::enable();
-
-  int64_t timed_images = 0, warm_steps = steps + o.warmup;
-  double timed_seconds = 0, loss_sum = 0, loss_count = 0, accuracy = 0;
-  int64_t epoch = 0;
-  bool stop = o.max_steps > 0 && steps >= o.max_steps;
-  for (epoch = start_epoch + 1; epoch <= o.epochs && !stop; ++epoch) {
-    const int64_t skip = epoch == start_epoch + 1 ? start_batch : 0;  // batches done before the snapshot
-    // Under a launcher stdout is a pipe: rank 0 prints a plain progress line every 5 s instead.
-    apps::ProgressBar bar("epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs), batches_per_epoch,
-                          std::chrono::seconds(job.distributed() && !o.json ? 5 : 0));
-    double epoch_loss = 0;
-    int64_t epoch_batches = 0;
-    auto epoch_start = Clock::now();
-    auto tick = Clock::now();
-    // One training step; true when --max-steps is reached.
-    auto train_step = [&](data::Example<>& batch) {
-      optimizer->zero_grad();
-      // non_blocking: pinned batches are copied while the previous step's kernels run.
-      Tensor loss = nll_loss(forward(batch.data.to(job.device, /*non_blocking=*/true)),
-                             batch.target.to(job.device, /*non_blocking=*/true));
-      loss.backward();
-      optimizer->step();
-      double l = loss.item<double>();
-      ++steps;
-      epoch_loss += l;
-      ++epoch_batches;
-      auto now = Clock::now();
-      if (steps > warm_steps) {  // the first steps warm caches and the allocator
-        timed_seconds += std::chrono::duration<double>(now - tick).count();
-        timed_images += batch.data.size(0);
-      }
-      tick = now;
-      if (job.leader()) {  // this rank's running loss; the epoch line averages over ranks
-        double elapsed = std::chrono::duration<double>(now - epoch_start).count();
-        char status[96];
-        std::snprintf(status, sizeof status, "loss %.4f %.0f img/s", epoch_loss / epoch_batches,
-                      static_cast<double>(epoch_batches * o.batch_size * job.world) / std::max(elapsed, 1e-9));
-        bar.update(skip + epoch_batches, status);
-      }
-      const int64_t done = skip + epoch_batches;
-      // Every rank has the same number of batches (DistributedRandomSampler pads), so all stop here.
-      stop = o.max_steps > 0 && steps >= o.max_steps;
-      if ((o.save_every > 0 && steps % o.save_every == 0) || stop || done == batches_per_epoch)
-        save_snapshot_at(epoch - 1, done);
-      if (kill_at > 0 && steps == kill_at) std::raise(SIGKILL);
-      return stop;
-    };
-    for (data::Example<>& batch : loader->epoch(epoch - 1, skip))  // resumed mid-epoch: from batch `skip`
-      if (train_step(batch)) break;
-    bar.finish();
-    // Mean of the per-batch losses of all ranks.
-    auto sums = reduce(job, {epoch_loss, static_cast<double>(epoch_batches)});
-    loss_sum += sums[0];
-    loss_count += sums[1];
-    {
-      // The profile and traces cover training steps only, not the evaluation's forwards.
-      const bool profiling = profiler::enabled();
-      profiler::enable(false);
-      accuracy = evaluate(job, net, forward, test);
-      profiler::enable(profiling);
-    }
-    if (job.leader() && !o.json)
-      std::printf("epoch %lld: train_loss %.4f test_accuracy %.4f (%lld steps, %.1f s)\n", static_cast<long long>(epoch),
-                  sums[0] / std::max(sums[1], 1.0), accuracy, static_cast<long long>(epoch_batches),
-                  std::chrono::duration<double>(Clock::now() - epoch_start).count());
-    std::fflush(stdout);
-  }
-  --epoch;
-  if (!o.profile.empty() || !o.trace.empty()) {
+  for (data::Example<>& batch : t.loader->epoch(epoch - 1, skip))  // resumed mid-epoch: from batch `skip`
+    if (train_step(batch)) break;
+  bar.finish();
+  // Mean of the per-batch losses of all ranks.
+  auto sums = reduce(job, {epoch_loss, static_cast<double>(epoch_batches)});
+  t.loss_sum += sums[0];
+  t.loss_count += sums[1];
+  {
+    // The profile and traces cover training steps only, not the evaluation's forwards.
+    const bool profiling = profiler::enabled();
     profiler::enable(false);
-    if (!o.trace.empty()) {
-      if (ddp) {
-        ddp->write_chrome_trace(o.trace);  // <dir>/rank<r>.json, the process labelled "rank r"
-      } else {
-        std::filesystem::create_directories(o.trace);
-        profiler::write_chrome_trace((std::filesystem::path(o.trace) / "rank0.json").string(), 0, "rank 0");
-      }
-      if (job.leader() && !o.json) std::printf("traces written to %s/rank<r>.json\n", o.trace.c_str());
-    }
-    if (!o.profile.empty() && job.leader()) {  // rank 0's steps
-      profiler::write_chrome_trace(o.profile);
-      if (!o.json) std::printf("profile (all training steps; evaluation left out):\n%s(trace written to %s)\n", profiler::table().c_str(), o.profile.c_str());
-    }
+    t.accuracy = evaluate(job, t.net(), [&t](const Tensor& x) { return t.forward(x); }, t.test);
+    profiler::enable(profiling);
   }
+  if (job.leader() && !o.json)
+    std::printf("epoch %lld: train_loss %.4f test_accuracy %.4f (%lld steps, %.1f s)\n", static_cast<long long>(epoch),
+                sums[0] / std::max(sums[1], 1.0), t.accuracy, static_cast<long long>(epoch_batches),
+                std::chrono::duration<double>(Clock::now() - epoch_start).count());
+  std::fflush(stdout);
+  return stop;
+}
+
+void write_profiles(const Training& t) {
+  const Options& o = t.o;
+  if (o.profile.empty() && o.trace.empty()) return;
+  profiler::enable(false);
+  if (!o.trace.empty()) {
+    if (t.ddp) {
+      t.ddp->write_chrome_trace(o.trace);  // <dir>/rank<r>.json, the process labelled "rank r"
+    } else {
+      std::filesystem::create_directories(o.trace);
+      profiler::write_chrome_trace((std::filesystem::path(o.trace) / "rank0.json").string(), 0, "rank 0");
+    }
+    if (t.job.leader() && !o.json) std::printf("traces written to %s/rank<r>.json\n", o.trace.c_str());
+  }
+  if (!o.profile.empty() && t.job.leader()) {  // rank 0's steps
+    profiler::write_chrome_trace(o.profile);
+    if (!o.json) std::printf("profile (all training steps; evaluation left out):\n%s(trace written to %s)\n", profiler::table().c_str(), o.profile.c_str());
+  }
+}
+
+// The model file, then the run's line (or JSON): images of all ranks over the slowest rank's time.
+int report(const Training& t, int64_t epochs) {
+  const Options& o = t.o;
+  const Job& job = t.job;
   if (!o.save.empty() && job.leader()) {  // the ranks hold the same weights
-    save(*model, o.save, {{"epochs", std::to_string(epoch)}, {"steps", std::to_string(steps)},
-                          {"world_size", std::to_string(job.world)}});
+    save(*t.model, o.save, {{"epochs", std::to_string(epochs)}, {"steps", std::to_string(t.steps)},
+                            {"world_size", std::to_string(job.world)}});
     if (!o.json) std::printf("saved the model to %s\n", o.save.c_str());
   }
-  // Images of all ranks over the slowest rank's time.
-  double all_images = reduce(job, {static_cast<double>(timed_images)})[0];
-  double seconds = reduce(job, {timed_seconds}, distributed::ReduceOp::Max)[0];
+  double all_images = reduce(job, {static_cast<double>(t.timed_images)})[0];
+  double seconds = reduce(job, {t.timed_seconds}, distributed::ReduceOp::Max)[0];
   double images_per_sec = seconds > 0 ? all_images / seconds : 0.0;
   if (!job.leader()) return 0;
   if (o.json) {
-    nlohmann::json j = {{"epochs", epoch},
-                        {"steps", steps},
-                        {"train_loss", loss_sum / std::max(loss_count, 1.0)},
-                        {"test_accuracy", accuracy},
+    nlohmann::json j = {{"epochs", epochs},
+                        {"steps", t.steps},
+                        {"train_loss", t.loss_sum / std::max(t.loss_count, 1.0)},
+                        {"test_accuracy", t.accuracy},
                         {"images_per_sec", images_per_sec},
                         {"world_size", job.world},
                         {"threads", get_num_threads()},
@@ -285,6 +326,20 @@ int run(const Options& o, Job& job) {
                 static_cast<long long>(o.warmup));
   }
   return 0;
+}
+
+int run(const Options& o, Job& job) {
+  Training t(o, job);
+  resume(t);
+  t.warm_steps = t.steps + o.warmup;  // counted from the first step this process runs
+  const int64_t kill_at = apps::test_kill_step(job.rank);  // a test hook
+  print_start(t);
+  if (!o.profile.empty() || !o.trace.empty()) profiler::enable();
+  int64_t epoch = t.start_epoch;
+  bool stop = o.max_steps > 0 && t.steps >= o.max_steps;
+  while (epoch < o.epochs && !stop) stop = train_epoch(t, ++epoch, kill_at);
+  write_profiles(t);
+  return report(t, epoch);
 }
 
 }  // namespace

@@ -12,9 +12,9 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/reduce.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/reduce/reduce.h"
 #include "core/profiler.h"
 
 namespace gr::autograd {

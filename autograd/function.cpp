@@ -4,7 +4,7 @@
 #include "autograd/accumulate_grad.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/reduce.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr::autograd {
 

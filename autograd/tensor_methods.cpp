@@ -1,5 +1,5 @@
-// Tensor's differentiable methods (see Note [Tensor methods]): they forward to the gr::
-// functions of autograd/ops.h, plus backward() and the hook registrations.
+// Tensor's autograd methods (backward, the hooks) and, from the op lists, every spelling
+// of an op that forwards to another one (Note [Tensor methods], Note [Op lists]).
 #include "autograd/engine.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
@@ -58,27 +58,52 @@ void Tensor::retain_grad() const {
   });
 }
 
-Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return gr::add(*this, o, alpha); }
-Tensor Tensor::add(const Scalar& o) const { return gr::add(*this, o); }
-Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return gr::sub(*this, o, alpha); }
-Tensor Tensor::sub(const Scalar& o) const { return gr::sub(*this, o); }
-Tensor Tensor::mul(const Tensor& o) const { return gr::mul(*this, o); }
-Tensor Tensor::mul(const Scalar& o) const { return gr::mul(*this, o); }
-Tensor Tensor::div(const Tensor& o) const { return gr::div(*this, o); }
-Tensor Tensor::div(const Scalar& o) const { return gr::div(*this, o); }
-Tensor Tensor::neg() const { return gr::neg(*this); }
-Tensor Tensor::exp() const { return gr::exp(*this); }
-Tensor Tensor::log() const { return gr::log(*this); }
-Tensor Tensor::sqrt() const { return gr::sqrt(*this); }
-Tensor Tensor::abs() const { return gr::abs(*this); }
-Tensor Tensor::pow(const Scalar& e) const { return gr::pow(*this, e); }
-Tensor Tensor::pow(const Tensor& e) const { return gr::pow(*this, e); }
-Tensor Tensor::relu() const { return gr::relu(*this); }
-Tensor Tensor::sigmoid() const { return gr::sigmoid(*this); }
-Tensor Tensor::tanh() const { return gr::tanh(*this); }
-Tensor Tensor::matmul(const Tensor& o) const { return gr::matmul(*this, o); }
-Tensor Tensor::mm(const Tensor& o) const { return gr::mm(*this, o); }
-Tensor Tensor::log_softmax(int64_t dim) const { return gr::log_softmax(*this, dim); }
-Tensor Tensor::softmax(int64_t dim) const { return gr::softmax(*this, dim); }
+namespace {
+
+// Note [In place through a copy]
+// libtorch has in-place forms of ops whose kernels only write a new tensor (addmm_, cumsum_,
+// eq_, gelu_, ...). gradring spells them (GR_OP_INPLACE_OF in the op lists) as the op's result
+// copied into self: the copy is differentiable, so the gradient reaches self's old value
+// through the op (grad_fn is CopyBackwards, where torch names the op's node), the version
+// counter moves, and the in-place checks of copy_ apply. The op reads a clone of self when
+// self requires grad, so that what its backward saved is not the memory the copy overwrites.
+// As torch, a result whose dtype can't be cast into self's is refused.
+template <class Op>
+Tensor& assign_inplace(const char* op, const Tensor& self, const Op& compute) {
+  Tensor result = compute(self.requires_grad() ? self.clone() : self);
+  GR_CHECK(can_cast(result.scalar_type(), self.scalar_type()), op, ": result type ", result.scalar_type(),
+           " can't be cast to the desired output type ", self.scalar_type());
+  self.copy_(result);
+  return const_cast<Tensor&>(self);
+}
+
+}  // namespace
+
+// The spellings that forward to another (Note [Op lists]): a method to its gr:: function
+// (GR_OP), a function to its method (GR_OP_BY_METHOD, GR_OP_INPLACE), and the in-place forms
+// through a copy (GR_OP_INPLACE_OF). Out of line, as every call into an op is: one call,
+// outside any element loop.
+#undef GR_D
+#define GR_D(...)
+#define GR_OP(ret, name, params, args) \
+  ret Tensor::name params const { return gr::name GR_WITH_THIS args; }
+#define GR_OP_BY_METHOD(ret, name, params, args) \
+  ret name GR_WITH_SELF params { return self.name args; }
+#define GR_OP_INPLACE(name, params, args) \
+  Tensor& name GR_WITH_MUTABLE_SELF params { return self.name args; }
+#define GR_OP_INPLACE_OF(name, variants, params, args)                                                      \
+  GR_IF_METHOD(variants, Tensor& Tensor::name##_ params const {                                             \
+    return assign_inplace(#name "_", *this, [&](const Tensor& in) { return gr::name GR_WITH_FIRST(in, args); }); \
+  })                                                                                                        \
+  GR_IF_FN(variants, Tensor& name##_ GR_WITH_MUTABLE_SELF params {                                          \
+    return assign_inplace(#name "_", self, [&](const Tensor& in) { return gr::name GR_WITH_FIRST(in, args); }); \
+  })
+#include "core/native/all_ops.def"
+#undef GR_OP
+#undef GR_OP_BY_METHOD
+#undef GR_OP_INPLACE
+#undef GR_OP_INPLACE_OF
+#undef GR_D
+#define GR_D(...) = __VA_ARGS__
 
 }  // namespace gr

@@ -4,7 +4,7 @@
 #include <atomic>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "core/version.h"
 
 namespace gr {

@@ -13,7 +13,7 @@ namespace gr {
 // - Scatters that combine on CUDA (scatter_add, index_add, index_put_ with accumulate, the
 //   embedding backward, scatter with reduce) run without atomics: a thread per destination line
 //   in the CPU's order, or one thread where any two writes may meet (scatter_schedule,
-//   core/native/index_ops.h); advanced-index writes run serially on the CPU too.
+//   core/native/index/index_ops.h); advanced-index writes run serially on the CPU too.
 // - scaled_dot_product_attention's CUDA backward: float32 runs its per-row kernels (no
 //   atomics, slower); bfloat16/float16 alert (their tiled backward sums dQ with atomics).
 // - An op without a deterministic version calls alert_not_deterministic(op): it throws

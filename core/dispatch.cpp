@@ -44,4 +44,14 @@ bool any_kernel_registered(DeviceType device) {
   return false;
 }
 
+std::vector<std::string> registered_stubs(DeviceType device) {
+  auto& r = record();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<std::string> stubs;
+  for (const auto& [name, d] : r.kernels) {
+    if (d == device) stubs.push_back(name);
+  }
+  return stubs;
+}
+
 }  // namespace gr

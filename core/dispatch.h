@@ -4,7 +4,9 @@
 
 #include <array>
 #include <atomic>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/device.h"
 #include "core/error.h"
@@ -87,6 +89,9 @@ void note_kernel(const char* stub, DeviceType device);
 bool kernel_registered(std::string_view stub, DeviceType device);
 // Whether any kernel is registered for `device` (false for CUDA in a build without it).
 bool any_kernel_registered(DeviceType device);
+// The names of the stubs with a kernel for `device` (tests/cuda/test_dispatch_coverage.cpp
+// checks that every CPU kernel has a CUDA one).
+std::vector<std::string> registered_stubs(DeviceType device);
 
 // Registers `fn` for `device` at static-initialisation time, next to the kernel's code.
 template <class Stub, class Fn>

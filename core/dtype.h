@@ -45,7 +45,7 @@ inline bool is_floating_point(ScalarType t) {
 // on float32 values (or converts its inputs to float32 copies) and rounds its result back to
 // the reduced type once, at the end of the op. So a chain of ops rounds after every op, as
 // torch's does, and a reduction (sum, mean, var, softmax, mm) accumulates in float32 or wider.
-// The native ops do the conversions (math_dtype in native/elementwise.cpp, the first lines of
+// The native ops do the conversions (math_dtype in core/native/elementwise/elementwise_run.h, the first lines of
 // native::sum, var, max/min, mm, bmm and softmax); kernels see float32 and float64 only.
 inline bool is_reduced_float(ScalarType t) { return t == kBFloat16 || t == kFloat16; }
 // As c10::isIntegralType: the integer dtypes, and bool when include_bool.

@@ -5,9 +5,9 @@
 #include <cstring>
 
 #include "core/cuda_memory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
+#include "core/native/copy/range.h"
 #include "core/version.h"
-#include "core/native/range.h"
 
 namespace gr {
 

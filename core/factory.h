@@ -1,16 +1,15 @@
-// Tensor creation, as in libtorch: empty/zeros/ones/full/arange/from_blob/tensor and *_like,
-// plus random tensors from an explicit (or the default) Generator.
+// Tensor creation, as in libtorch: empty/zeros/ones/full/arange/from_blob and *_like, plus
+// random tensors from an explicit (or the default) Generator. The literals (tensor({...}),
+// core/tensor_literal.h), the other *_like (factory_like.h) and the random ops (bernoulli,
+// normal, multinomial: random_ops.h) have their own headers, which the kernels don't need.
 #pragma once
 
 #include <functional>
 #include <initializer_list>
 #include <vector>
 
-#include "core/factory_like.h"
 #include "core/generator.h"
-#include "core/random_ops.h"
 #include "core/tensor.h"
-#include "core/tensor_literal.h"
 
 namespace gr {
 

@@ -2,8 +2,8 @@
 #include "core/factory_like.h"
 
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/range.h"
+#include "core/native/copy/copy.h"
+#include "core/native/copy/range.h"
 
 namespace gr {
 

@@ -140,6 +140,24 @@ template <class T> struct Softplus {
 // ---- binary ----
 template <class T> struct Atan2 { GR_HOST_DEVICE T operator()(T a, T b) const { return math::atan2(a, b); } };
 template <class T> struct Hypot { GR_HOST_DEVICE T operator()(T a, T b) const { return math::hypot(a, b); } };
+// log(e^a + e^b) as ATen's: max + log1p(e^-|a - b|), and a itself for equal infinities (whose
+// difference is NaN).
+template <class T> struct Logaddexp {
+  GR_HOST_DEVICE T operator()(T a, T b) const {
+    if (math::fabs(a) == T(INFINITY) && a == b) return a;
+    const T m = math::max(a, b);
+    return m + math::log1p(math::exp(-math::fabs(a - b)));
+  }
+};
+// a log(b), 0 where a is 0 unless b is NaN, as ATen's.
+template <class T> struct Xlogy {
+  GR_HOST_DEVICE T operator()(T a, T b) const {
+    if (math::isnan(b)) return T(NAN);
+    if (a == T(0)) return T(0);
+    return a * math::log(b);
+  }
+};
+template <class T> struct Copysign { GR_HOST_DEVICE T operator()(T a, T b) const { return math::copysign(a, b); } };
 // C's fmod: the result has the dividend's sign. Integer divisors are checked nonzero by the
 // caller; x % -1 is 0 (spelled out: INT64_MIN % -1 traps on x86).
 template <class T> struct Fmod {

@@ -1,5 +1,5 @@
 // The arithmetic of the indexing kernels (masked_fill, scatter's reductions), written once
-// for the CPU loops (core/native/index_cpu.cpp) and the CUDA kernels (cuda_kernels/index_ops.cu).
+// for the CPU loops (core/native/index/index_cpu.cpp) and the CUDA kernels (cuda_kernels/index_ops.cu).
 #pragma once
 
 #include <math.h>
@@ -11,7 +11,7 @@
 
 namespace gr::functors {
 
-// The CPU loop reads the bool mask as bytes (Note [Bools read as bytes], core/native/bool_bytes.h).
+// The CPU loop reads the bool mask as bytes (Note [Bools read as bytes], core/native/elementwise/bool_bytes.h).
 template <class T> struct MaskedFill {
   T value;
   GR_HOST_DEVICE T operator()(T x, bool mask) const { return mask ? value : x; }
@@ -29,7 +29,7 @@ template <class T> struct ScatterMul {
   GR_HOST_DEVICE T operator()(T dst, T src) const { return static_cast<T>(dst * src); }
 };
 
-// What a CUDA read at an invalid index gives (Note [Index errors] in core/native/index_ops.h).
+// What a CUDA read at an invalid index gives (Note [Index errors] in core/native/index/index_ops.h).
 template <class T>
 GR_HOST_DEVICE GR_INLINE T invalid_index_value() {
   if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>)

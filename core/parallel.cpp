@@ -1,4 +1,4 @@
-// OpenMP-backed parallel_for and thread count control (shared with Eigen).
+// OpenMP-backed parallel_for and thread count control (followed by Eigen through a listener).
 #include "core/parallel.h"
 
 #include <omp.h>
@@ -6,15 +6,35 @@
 #include <algorithm>
 #include <exception>
 
+#include <mutex>
+#include <vector>
+
 #include "core/error.h"
-#include "core/native/gemm.h"
 
 namespace gr {
+
+namespace {
+// A function-local static: listeners in other files register during static initialisation.
+struct Listeners {
+  std::mutex mutex;
+  std::vector<void (*)(int)> on_change;
+};
+Listeners& listeners() {
+  static Listeners l;
+  return l;
+}
+}  // namespace
+
+detail::ThreadCountListener::ThreadCountListener(void (*on_change)(int threads)) {
+  std::lock_guard<std::mutex> lock(listeners().mutex);
+  listeners().on_change.push_back(on_change);
+}
 
 void set_num_threads(int n) {
   GR_CHECK(n >= 1, "set_num_threads: expected a positive thread count, got ", n);
   omp_set_num_threads(n);
-  native::set_gemm_threads(n);
+  std::lock_guard<std::mutex> lock(listeners().mutex);
+  for (auto* on_change : listeners().on_change) on_change(n);
 }
 
 int get_num_threads() { return omp_get_max_threads(); }

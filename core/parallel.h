@@ -10,6 +10,15 @@ namespace gr {
 void set_num_threads(int n);
 int get_num_threads();
 
+namespace detail {
+// A library with its own thread count (the Eigen GEMM) follows set_num_threads through a
+// listener registered next to its code (a static object), as kernels register with their
+// dispatch stubs, so core/parallel.cpp knows nothing of it.
+struct ThreadCountListener {
+  explicit ThreadCountListener(void (*on_change)(int threads));
+};
+}  // namespace detail
+
 // Below this many elements a loop runs on the calling thread: threads cost microseconds.
 constexpr int64_t kGrainSize = 32768;
 

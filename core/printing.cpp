@@ -3,7 +3,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 
 namespace gr {
 

@@ -5,27 +5,23 @@
 #include <cmath>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/multinomial.h"
-#include "core/native/random.h"
-#include "core/native/reduce.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/random/multinomial.h"
+#include "core/native/random/random.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 
 namespace {
 
-void check_floating(const Tensor& t, const char* op, const char* what) {
-  GR_CHECK(t.defined(), op, ": ", what, " is undefined");
-  GR_CHECK(t.is_floating_point(), op, ": expected a floating point ", what, ", got ", t.toString());
-}
 
 }  // namespace
 
 namespace native {
 // out[i] = u[i] < p[i] with u uniform in [0, 1); p broadcasts to out. For Tensor::bernoulli_.
 void bernoulli_tensor_(const Tensor& out, const Tensor& p, Generator* gen) {
-  check_floating(p, "bernoulli_", "probability tensor p");
+  check_floating("bernoulli_", p, "probability tensor p");
   GR_CHECK(p.device() == out.device(), "bernoulli_: p is on ", p.device(), " but self is on ", out.device());
   GR_CHECK(p.dim() <= out.dim() && IntArrayRef(broadcast_shapes(out.sizes(), p.sizes(), "bernoulli_")) == out.sizes(),
            "bernoulli_: p of shape ", p.sizes(), " does not broadcast to self's shape ", out.sizes());
@@ -40,7 +36,7 @@ void bernoulli_tensor_(const Tensor& out, const Tensor& p, Generator* gen) {
 }  // namespace native
 
 Tensor bernoulli(const Tensor& p, Generator* gen) {
-  check_floating(p, "bernoulli", "probability tensor p");
+  check_floating("bernoulli", p, "probability tensor p");
   Tensor out = empty(p.sizes(), p.options());
   native::bernoulli_tensor_(out, p, gen);
   return out;
@@ -55,7 +51,7 @@ Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
 }
 
 Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Generator* gen) {
-  check_floating(self, "multinomial", "probability tensor");
+  check_floating("multinomial", self, "probability tensor");
   GR_CHECK(self.dim() == 1 || self.dim() == 2, "multinomial: prob_dist must be 1 or 2 dim, got shape ", self.sizes());
   GR_CHECK(num_samples > 0, "multinomial: cannot sample ", num_samples, " (<= 0) samples");
   const int64_t C = self.size(-1), N = self.dim() == 2 ? self.size(0) : 1;
@@ -94,7 +90,7 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Ge
 }
 
 Tensor normal(const Tensor& mean, double stddev, Generator* gen) {
-  check_floating(mean, "normal", "mean");
+  check_floating("normal", mean, "mean");
   GR_CHECK(stddev >= 0, "normal: expected std >= 0.0, but found std ", stddev);
   Tensor z = empty(mean.sizes(), mean.options());
   native::random_(z, native::RandomKind::Normal, 0, stddev, gen);
@@ -102,7 +98,7 @@ Tensor normal(const Tensor& mean, double stddev, Generator* gen) {
 }
 
 Tensor normal(double mean, const Tensor& stddev, Generator* gen) {
-  check_floating(stddev, "normal", "std");
+  check_floating("normal", stddev, "std");
   GR_CHECK(stddev.numel() == 0 || native::min(stddev).item<double>() >= 0, "normal: expected all std >= 0.0");
   Tensor z = empty(stddev.sizes(), stddev.options());
   native::random_(z, native::RandomKind::Normal, 0, 1, gen);
@@ -110,8 +106,8 @@ Tensor normal(double mean, const Tensor& stddev, Generator* gen) {
 }
 
 Tensor normal(const Tensor& mean, const Tensor& stddev, Generator* gen) {
-  check_floating(mean, "normal", "mean");
-  check_floating(stddev, "normal", "std");
+  check_floating("normal", mean, "mean");
+  check_floating("normal", stddev, "std");
   GR_CHECK(mean.device() == stddev.device(), "normal: mean is on ", mean.device(), " but std is on ", stddev.device());
   GR_CHECK(stddev.numel() == 0 || native::min(stddev).item<double>() >= 0, "normal: expected all std >= 0.0");
   const std::vector<int64_t> shape = native::broadcast_shapes(mean.sizes(), stddev.sizes(), "normal");

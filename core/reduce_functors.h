@@ -1,5 +1,5 @@
 // Reduction arithmetic written once: GR_HOST_DEVICE ops run by the CPU reduction loops
-// (core/native/reduce_cpu.cpp) and the CUDA kernels (cuda_kernels/reduce.cuh) alike.
+// (core/native/reduce/reduce_cpu.cpp) and the CUDA kernels (cuda_kernels/reduce.cuh) alike.
 // See Note [Reduction ops].
 #pragma once
 

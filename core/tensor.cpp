@@ -1,7 +1,7 @@
 // Tensor metadata, autograd flags and views without history.
 #include "core/tensor.h"
 
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 
 namespace gr {
 
@@ -35,6 +35,12 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   GR_CHECK(dim >= -n && dim < n, op, ": dimension ", dim, " is out of range for a tensor with ", ndim,
            " dimension(s) (expected in [", -n, ", ", n - 1, "])");
   return dim < 0 ? dim + n : dim;
+}
+
+void check_floating(const char* op, const Tensor& t, const char* what) {
+  GR_CHECK(t.defined(), op, ": ", what, " is undefined");
+  GR_CHECK(t.is_floating_point(), op, ": not implemented for dtype ", t.scalar_type(), " (a floating point ", what,
+           " is required; ", what, " of shape ", t.sizes(), ")");
 }
 
 Tensor make_view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {

@@ -2,6 +2,7 @@
 // plus the autograd metadata of that view. See Note [Tensor methods] for where methods live.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -18,6 +19,8 @@
 #include "core/dtype.h"
 #include "core/inference_mode.h"
 #include "core/int_array_ref.h"
+#include "core/op_list.h"
+#include "core/reduction.h"
 #include "core/scalar.h"
 #include "core/storage.h"
 #include "core/tensor_accessor.h"
@@ -42,10 +45,14 @@ using TensorHook = std::function<Tensor(const Tensor& grad)>;
 using PostAccumulateGradHook = std::function<void(Tensor& leaf)>;
 
 // Note [Tensor methods]
-// Tensor lives in core/, but most of its math methods record autograd history, and
-// core/ must not include autograd/. So this header declares every method; metadata and
-// non-differentiable ones are defined in core/ (tensor.cpp, native/), differentiable ones
-// in autograd/tensor_methods.cpp, which forward to the gr:: functions of autograd/ops.h.
+// Tensor lives in core/, but most of its methods are ops that record autograd history, and
+// core/ must not include autograd/. So this header declares every method (the ops' from the
+// family lists, Note [Op lists] in core/op_list.h); the metadata methods and a few ops without
+// history (new_*, cuda(), equal, allclose) are defined in core/, every other op method in
+// autograd/: a method that forwards to its gr:: function in autograd/tensor_methods.cpp
+// (generated from the lists), a method that is the op itself (views, in-place ops) in the op's
+// file under autograd/functions/. gradring::core therefore links only together with
+// gradring::autograd (core/CMakeLists.txt says so; every program links gradring::gradring).
 class Tensor {
  public:
   Tensor() = default;
@@ -113,391 +120,41 @@ class Tensor {
   void retain_grad() const;
   bool retains_grad() const;
 
-  // ---- views (autograd/, differentiable) ----
-  Tensor view(IntArrayRef shape) const;
-  Tensor reshape(IntArrayRef shape) const;
-  Tensor permute(IntArrayRef dims) const;
-  Tensor transpose(int64_t d0, int64_t d1) const;
-  Tensor t() const;  // transpose of a 2-D tensor
-  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
-  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
-  Tensor select(int64_t dim, int64_t index) const;
+  // ---- the ops (Note [Op lists]): every family's methods, read from the lists ----
   Tensor operator[](int64_t index) const { return select(0, index); }
-  Tensor expand(IntArrayRef shape) const;
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
-  Tensor squeeze() const;
-  Tensor squeeze(int64_t dim) const;
-  Tensor unsqueeze(int64_t dim) const;
-  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
-  Tensor contiguous() const;
-  Tensor clone() const;
-  // Conversions as libtorch's: a new tensor only when the dtype or device changes, or when
-  // copy is true. non_blocking: a copy from pinned CPU memory to CUDA returns without
-  // waiting for it (Note [Pinned copies]); elsewhere it changes nothing.
-  Tensor to(TensorOptions options = {}, bool non_blocking = false, bool copy = false) const;
-  Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false) const;
-  Tensor to(ScalarType dtype, bool non_blocking = false, bool copy = false) const;
-  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;  // other's dtype and device
   Tensor cpu() const { return to(Device(kCPU)); }
-  // To the current CUDA device (gr::cuda::set_device), or to cuda:index.
-  Tensor cuda() const;
   Tensor cuda(int index) const { return to(Device(kCUDA, index)); }
-
-  // ---- math (autograd/, differentiable) ----
-  Tensor add(const Tensor& o, const Scalar& alpha = 1) const;
-  Tensor add(const Scalar& o) const;
-  Tensor sub(const Tensor& o, const Scalar& alpha = 1) const;
-  Tensor sub(const Scalar& o) const;
-  Tensor mul(const Tensor& o) const;
-  Tensor mul(const Scalar& o) const;
-  Tensor div(const Tensor& o) const;
-  Tensor div(const Scalar& o) const;
-  Tensor neg() const;
-  Tensor exp() const;
-  Tensor log() const;
-  Tensor sqrt() const;
-  Tensor abs() const;
-  Tensor pow(const Scalar& exponent) const;
-  Tensor pow(const Tensor& exponent) const;
-  Tensor relu() const;
-  Tensor sigmoid() const;
-  Tensor tanh() const;
-  Tensor matmul(const Tensor& o) const;
-  Tensor mm(const Tensor& o) const;
-  Tensor log_softmax(int64_t dim) const;
-  Tensor softmax(int64_t dim) const;
-
-  // ---- in-place (autograd/; bump the version counter) ----
-  // As libtorch's: const methods (they change the shared storage, not the handle) returning
-  // Tensor&, so `x.grad().zero_()` and `for (const auto& p : params) p.copy_(q)` compile.
-  Tensor& add_(const Tensor& o, const Scalar& alpha = 1) const;
-  Tensor& add_(const Scalar& o) const;
-  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1) const;
-  Tensor& sub_(const Scalar& o) const;
-  Tensor& mul_(const Tensor& o) const;
-  Tensor& mul_(const Scalar& o) const;
-  Tensor& div_(const Tensor& o) const;
-  Tensor& div_(const Scalar& o) const;
-  Tensor& relu_() const;
-  Tensor& zero_() const;
-  Tensor& fill_(const Scalar& value) const;
-  Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
-
-  // ---- comparisons and indices (core, not differentiable; bool results) ----
-  Tensor eq(const Tensor& o) const;
-  Tensor eq(const Scalar& o) const;
-  Tensor ne(const Tensor& o) const;
-  Tensor ne(const Scalar& o) const;
-  Tensor gt(const Tensor& o) const;
-  Tensor gt(const Scalar& o) const;
-  Tensor lt(const Tensor& o) const;
-  Tensor lt(const Scalar& o) const;
-  Tensor ge(const Tensor& o) const;
-  Tensor ge(const Scalar& o) const;
-  Tensor le(const Tensor& o) const;
-  Tensor le(const Scalar& o) const;
-  Tensor argmax() const;
-  Tensor argmax(int64_t dim, bool keepdim = false) const;
-  bool equal(const Tensor& o) const;                // same shape and exactly the same values
-  bool allclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8) const;
-
-  // Note [Tensor method sections]: the sections below are filled by the op families of
-  // autograd/ops.h (one section each). In-place methods follow libtorch's TensorBody.h:
-  // const methods (they change the shared storage) returning Tensor& (`Tensor& sin_() const;`,
-  // defined as `return const_cast<Tensor&>(*this);` after the work).
-
-  // ---- element-wise math and comparisons (breadth) ----
-  // Unary math, out of place and in place (autograd/functions/trig.cpp, special.cpp, rounding.cpp).
-  Tensor sin() const;
-  Tensor cos() const;
-  Tensor tan() const;
-  Tensor asin() const;
-  Tensor acos() const;
-  Tensor atan() const;
-  Tensor sinh() const;
-  Tensor cosh() const;
-  Tensor erf() const;
-  Tensor erfc() const;
-  Tensor erfinv() const;
-  Tensor rsqrt() const;
-  Tensor reciprocal() const;
-  Tensor log1p() const;
-  Tensor expm1() const;
-  Tensor log2() const;
-  Tensor log10() const;
-  Tensor square() const;
-  Tensor sign() const;
-  Tensor floor() const;
-  Tensor ceil() const;
-  Tensor round() const;
-  Tensor round(int64_t decimals) const;
-  Tensor trunc() const;
-  Tensor frac() const;
-  Tensor& sin_() const;
-  Tensor& cos_() const;
-  Tensor& tan_() const;
-  Tensor& asin_() const;
-  Tensor& acos_() const;
-  Tensor& atan_() const;
-  Tensor& sinh_() const;
-  Tensor& cosh_() const;
-  Tensor& erf_() const;
-  Tensor& erfc_() const;
-  Tensor& erfinv_() const;
-  Tensor& rsqrt_() const;
-  Tensor& reciprocal_() const;
-  Tensor& log1p_() const;
-  Tensor& expm1_() const;
-  Tensor& log2_() const;
-  Tensor& log10_() const;
-  Tensor& square_() const;
-  Tensor& sign_() const;
-  Tensor& floor_() const;
-  Tensor& ceil_() const;
-  Tensor& round_() const;
-  Tensor& round_(int64_t decimals) const;
-  Tensor& trunc_() const;
-  Tensor& frac_() const;
-  Tensor& neg_() const;
-  Tensor& abs_() const;
-  Tensor& exp_() const;
-  Tensor& log_() const;
-  Tensor& sqrt_() const;
-  Tensor& sigmoid_() const;
-  Tensor& tanh_() const;
-  // Binary math (binary_math.cpp, rounding.cpp, clamp.cpp).
-  Tensor atan2(const Tensor& other) const;
-  Tensor hypot(const Tensor& other) const;
-  Tensor fmod(const Tensor& other) const;
-  Tensor fmod(const Scalar& other) const;
-  Tensor remainder(const Tensor& other) const;
-  Tensor remainder(const Scalar& other) const;
-  Tensor lerp(const Tensor& end, const Scalar& weight) const;
-  Tensor lerp(const Tensor& end, const Tensor& weight) const;
-  Tensor clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
-  Tensor clamp(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
-  Tensor clamp_min(const Scalar& min) const;
-  Tensor clamp_min(const Tensor& min) const;
-  Tensor clamp_max(const Scalar& max) const;
-  Tensor clamp_max(const Tensor& max) const;
-  Tensor clip(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
-  Tensor clip(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
-  Tensor& atan2_(const Tensor& other) const;
-  Tensor& hypot_(const Tensor& other) const;
-  Tensor& fmod_(const Tensor& other) const;
-  Tensor& fmod_(const Scalar& other) const;
-  Tensor& remainder_(const Tensor& other) const;
-  Tensor& remainder_(const Scalar& other) const;
-  Tensor& lerp_(const Tensor& end, const Scalar& weight) const;
-  Tensor& lerp_(const Tensor& end, const Tensor& weight) const;
-  Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
-  Tensor& clamp_(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
-  Tensor& clamp_min_(const Scalar& min) const;
-  Tensor& clamp_min_(const Tensor& min) const;
-  Tensor& clamp_max_(const Scalar& max) const;
-  Tensor& clamp_max_(const Tensor& max) const;
-  Tensor& clip_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
-  Tensor& clip_(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
-  // Logical (bool results), bitwise (bool and integer tensors) and classification
-  // (comparisons.cpp; not differentiable).
-  Tensor logical_and(const Tensor& other) const;
-  Tensor logical_or(const Tensor& other) const;
-  Tensor logical_xor(const Tensor& other) const;
-  Tensor logical_not() const;
-  Tensor& logical_and_(const Tensor& other) const;  // 0 or 1 in self's dtype
-  Tensor& logical_or_(const Tensor& other) const;
-  Tensor& logical_xor_(const Tensor& other) const;
-  Tensor& logical_not_() const;
-  Tensor bitwise_and(const Tensor& other) const;
-  Tensor bitwise_and(const Scalar& other) const;
-  Tensor bitwise_or(const Tensor& other) const;
-  Tensor bitwise_or(const Scalar& other) const;
-  Tensor bitwise_xor(const Tensor& other) const;
-  Tensor bitwise_xor(const Scalar& other) const;
-  Tensor bitwise_not() const;
-  Tensor& bitwise_and_(const Tensor& other) const;
-  Tensor& bitwise_and_(const Scalar& other) const;
-  Tensor& bitwise_or_(const Tensor& other) const;
-  Tensor& bitwise_or_(const Scalar& other) const;
-  Tensor& bitwise_xor_(const Tensor& other) const;
-  Tensor& bitwise_xor_(const Scalar& other) const;
-  Tensor& bitwise_not_() const;
-  Tensor isnan() const;
-  Tensor isinf() const;
-  Tensor isfinite() const;
-  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
-
-  // ---- reductions and linear algebra (breadth) ----
-  // As the gr:: functions of autograd/ops.h (same overloads and defaults).
-  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor sum(OptionalIntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor mean(OptionalIntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor prod(int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
-  template <std::same_as<bool> B>  // exactly bool, as gr::var(x, unbiased)
-  Tensor var(B unbiased) const {
-    return var(std::nullopt, static_cast<bool>(unbiased));
-  }
-  Tensor var(OptionalIntArrayRef dim, bool unbiased, bool keepdim = false) const;
-  Tensor var(OptionalIntArrayRef dim = std::nullopt, const std::optional<Scalar>& correction = std::nullopt,
-             bool keepdim = false) const;
-  template <std::same_as<bool> B>  // exactly bool, as gr::std(x, unbiased)
-  Tensor std(B unbiased) const {
-    return std(std::nullopt, static_cast<bool>(unbiased));
-  }
-  Tensor std(OptionalIntArrayRef dim, bool unbiased, bool keepdim = false) const;
-  Tensor std(OptionalIntArrayRef dim = std::nullopt, const std::optional<Scalar>& correction = std::nullopt,
-             bool keepdim = false) const;
-  Tensor norm(const Scalar& p = 2) const;
-  Tensor norm(const std::optional<Scalar>& p, ScalarType dtype) const;
-  Tensor norm(const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim = false) const;
-  Tensor norm(const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim, ScalarType dtype) const;
-  Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
-  Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor max() const;
-  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // values, indices
-  Tensor min() const;
-  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
-  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
-  Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
-  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
-  Tensor median() const;
-  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
-  Tensor nanmedian() const;
-  std::tuple<Tensor, Tensor> nanmedian(int64_t dim, bool keepdim = false) const;
-  Tensor any() const;
-  Tensor any(int64_t dim, bool keepdim = false) const;
-  Tensor all() const;
-  Tensor all(int64_t dim, bool keepdim = false) const;
-  Tensor count_nonzero(IntArrayRef dim) const;
-  Tensor count_nonzero(std::optional<int64_t> dim = std::nullopt) const;
-  Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor addbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor dot(const Tensor& o) const;
-  Tensor mv(const Tensor& vec) const;
-  Tensor outer(const Tensor& vec2) const;
-  Tensor ger(const Tensor& vec2) const;
-
-  // ---- shape and indexing (breadth) ----
-  // Views (share storage, as libtorch's do) and splits into views.
-  Tensor view_as(const Tensor& other) const;
-  Tensor reshape_as(const Tensor& other) const;
-  Tensor broadcast_to(IntArrayRef size) const;
-  Tensor squeeze(IntArrayRef dims) const;
-  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
-  Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
-  Tensor movedim(int64_t source, int64_t destination) const;
-  Tensor moveaxis(IntArrayRef source, IntArrayRef destination) const;
-  Tensor moveaxis(int64_t source, int64_t destination) const;
-  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
-  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
-  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
-  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
-  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
-  std::vector<Tensor> tensor_split(int64_t sections, int64_t dim = 0) const;
-  std::vector<Tensor> tensor_split(IntArrayRef indices, int64_t dim = 0) const;
-  std::vector<Tensor> unbind(int64_t dim = 0) const;
-  // Copies in another arrangement.
-  Tensor repeat(IntArrayRef repeats) const;
-  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
-                           std::optional<int64_t> output_size = std::nullopt) const;
-  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt,
-                           std::optional<int64_t> output_size = std::nullopt) const;
-  Tensor flip(IntArrayRef dims) const;
-  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
-  Tensor tril(int64_t diagonal = 0) const;
-  Tensor triu(int64_t diagonal = 0) const;
-  Tensor& tril_(int64_t diagonal = 0) const;
-  Tensor& triu_(int64_t diagonal = 0) const;
-  Tensor diag(int64_t diagonal = 0) const;
-  Tensor narrow_copy(int64_t dim, int64_t start, int64_t length) const;
-  // Indexing along a dim, masks, selection and sorting.
-  Tensor index_select(int64_t dim, const Tensor& index) const;
-  Tensor gather(int64_t dim, const Tensor& index, bool sparse_grad = false) const;
-  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
-  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
-  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
-  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src) const;
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value) const;
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
-  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
-  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const;
-  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
-  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
-  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
-  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const;
-  Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
-  Tensor index_fill(int64_t dim, const Tensor& index, const Tensor& value) const;
-  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const;
-  Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value) const;
-  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
-  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
-  Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
-  Tensor& masked_fill_(const Tensor& mask, const Tensor& value) const;
-  Tensor masked_select(const Tensor& mask) const;
-  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
-  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source) const;
-  Tensor where(const Tensor& condition, const Tensor& other) const;  // condition ? *this : other
-  Tensor where(const Tensor& condition, const Scalar& other) const;
-  Tensor nonzero() const;
-  Tensor argwhere() const;
-  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;  // values, indices
-  std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;
-  Tensor argsort(int64_t dim = -1, bool descending = false) const;
-  Tensor argsort(bool stable, int64_t dim = -1, bool descending = false) const;
-  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
-  // Python-style indexing with gr::indexing::TensorIndex (core/tensor_indexing.h), as libtorch:
-  // x.index({Slice(None, 2), "...", mask}); basic indices make views, tensors index (NumPy rules).
-  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
-  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
-  Tensor index(const std::vector<std::optional<Tensor>>& indices) const;  // one entry per dim (nullopt: all)
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& rhs) const;
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& v) const;
-  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& rhs) const;
-  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& v) const;
-  Tensor& index_put_(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
-                     bool accumulate = false) const;
-  Tensor index_put(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
-                   bool accumulate = false) const;
-
-  // ---- creation, conversion, random and dtypes (breadth) ----
   size_t itemsize() const { return element_size(); }
   // This tensor converted to other's dtype and device (libtorch's type_as).
   Tensor type_as(const Tensor& other) const { return to(other.options()); }
+  // var/std(unbiased) take exactly a bool, as gr::var(x, unbiased): a braced {1} reduces dim 1.
+  template <std::same_as<bool> B>
+  Tensor var(B unbiased) const {
+    return var(std::nullopt, static_cast<bool>(unbiased));
+  }
+  template <std::same_as<bool> B>
+  Tensor std(B unbiased) const {
+    return std(std::nullopt, static_cast<bool>(unbiased));
+  }
+#define GR_OP(ret, name, params, args) ret name params const;
+#define GR_OP_BY_METHOD(ret, name, params, args) ret name params const;
+#define GR_OP_METHOD(ret, name, params) ret name params const;
+#define GR_OP_INPLACE(name, params, args) Tensor& name params const;
+#define GR_OP_INPLACE_METHOD(name, params) Tensor& name params const;
+#define GR_OP_INPLACE_OF(name, variants, params, args) GR_IF_METHOD(variants, Tensor& name##_ params const;)
+#include "core/native/all_ops.def"
+#undef GR_OP
+#undef GR_OP_BY_METHOD
+#undef GR_OP_METHOD
+#undef GR_OP_INPLACE
+#undef GR_OP_INPLACE_METHOD
+#undef GR_OP_INPLACE_OF
+
   // Element access through chained operator[] on a CPU tensor of dtype T and N dims (checked);
   // the accessor borrows this tensor's sizes and strides, so it must not outlive it.
   template <class T, size_t N> TensorAccessor<T, N> accessor() const&;
   template <class T, size_t N> TensorAccessor<T, N> accessor() && = delete;
-  // New tensors with this tensor's dtype and device unless options name others.
-  Tensor new_empty(IntArrayRef size, TensorOptions options = {}) const;
-  Tensor new_zeros(IntArrayRef size, TensorOptions options = {}) const;
-  Tensor new_ones(IntArrayRef size, TensorOptions options = {}) const;
-  Tensor new_full(IntArrayRef size, const Scalar& fill_value, TensorOptions options = {}) const;
-  // Random fills in place, drawn from `gen` (default: the default generator); see Note
-  // [Random streams] in core/native/random.h.
-  Tensor& uniform_(double from = 0, double to = 1, Generator* gen = nullptr) const;
-  Tensor& normal_(double mean = 0, double std = 1, Generator* gen = nullptr) const;
-  Tensor& exponential_(double lambd = 1, Generator* gen = nullptr) const;
-  Tensor& log_normal_(double mean = 1, double std = 2, Generator* gen = nullptr) const;
-  Tensor& cauchy_(double median = 0, double sigma = 1, Generator* gen = nullptr) const;
-  Tensor& geometric_(double p, Generator* gen = nullptr) const;
-  // Integers in [from, to), [0, to), or (no bounds) [0, 2^mantissa] for floats and the
-  // dtype's range for integers, as torch's random_.
-  Tensor& random_(int64_t from, std::optional<int64_t> to, Generator* gen = nullptr) const;
-  Tensor& random_(int64_t to, Generator* gen = nullptr) const;
-  Tensor& random_(Generator* gen = nullptr) const;
-  // 1 with probability p (per element for a tensor p), else 0.
-  Tensor& bernoulli_(double p = 0.5, Generator* gen = nullptr) const;
-  Tensor& bernoulli_(const Tensor& p, Generator* gen = nullptr) const;
-  Tensor bernoulli(Generator* gen = nullptr) const;  // this tensor holds the probabilities
-  Tensor bernoulli(double p, Generator* gen = nullptr) const;
-  // Indices drawn from the (unnormalised) weights of each row of a 1-D or 2-D tensor.
-  Tensor multinomial(int64_t num_samples, bool replacement = false, Generator* gen = nullptr) const;
 
   // ---- autograd (breadth) ----
   // A hook that returns nothing only observes the gradient (libtorch accepts both forms).
@@ -553,6 +210,10 @@ struct TensorImpl {
 std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
 // Wraps a possibly negative dim into [0, ndim); `op` names the caller in the error.
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op = "dim");
+// The check of every op that takes floating point tensors only: "<op>: <what> is undefined", or
+// "<op>: not implemented for dtype int64 (a floating point <what> is required; <what> of shape
+// [2, 3])", as ATen's "not implemented for 'Long'".
+void check_floating(const char* op, const Tensor& t, const char* what = "input");
 // A new tensor sharing `base`'s storage with another shape/strides/offset (no autograd).
 Tensor make_view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset);
 

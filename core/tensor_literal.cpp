@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 
 namespace gr {
 namespace detail {

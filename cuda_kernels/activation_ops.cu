@@ -1,7 +1,7 @@
 // CUDA kernels of the activations (gelu and its backward, silu, mish, leaky_relu, elu): the
-// kernels of core/native/activation.h, which the CPU runs over cpu_map, here over gpu_map,
+// kernels of core/native/activation/activation.h, which the CPU runs over cpu_map, here over gpu_map,
 // so both devices compute the same formulas.
-#include "core/native/activation.h"
+#include "core/native/activation/activation.h"
 #include "cuda_kernels/loops.cuh"
 
 namespace gr::cuda {

@@ -1,5 +1,5 @@
 // CUDA scaled dot-product attention (attention_stub, attention_backward_stub of
-// core/native/attention.h). Heads up to kAttentionCudaTileDim wide run on the tiled kernels:
+// core/native/attention/attention.h). Heads up to kAttentionCudaTileDim wide run on the tiled kernels:
 // bfloat16 and float16 on tensor cores (attention_tc.cu), float32 on register tiles
 // (attention_simt.cu). float64, wider float32 heads, and devices without the shared memory the
 // tiles need run on the general kernels below: a thread per query row (forward, dQ) or key row
@@ -15,7 +15,7 @@
 
 #include "core/deterministic.h"
 #include "core/factory.h"
-#include "core/native/attention.h"
+#include "core/native/attention/attention.h"
 #include "cuda_kernels/attention_tiles.cuh"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/runtime.h"

@@ -5,7 +5,7 @@
 // row group read eight rows on distinct banks), and owns columns 4 cg + 32 c .. of the outputs.
 // A row's columns lie with 8 adjacent lanes, which shuffle its max and sum. Products whose
 // left operand the thread does not hold (P V, dS K) read it back from shared memory.
-#include "core/native/attention_flash.h"
+#include "core/native/attention/attention_flash.h"
 #include "cuda_kernels/attention_tiles.cuh"
 
 namespace gr::cuda::attention {

@@ -5,7 +5,7 @@
 //   forward:  a block of 4 warps per 64 queries (16 per warp), key tiles of 64;
 //   backward: a block per 64 keys (16 per warp), query tiles of Br; dK and dV in registers,
 //             dQ summed into a float32 buffer with atomics (Note [Tensor-core backward]).
-#include "core/native/attention_flash.h"
+#include "core/native/attention/attention_flash.h"
 #include "cuda_kernels/attention_tiles.cuh"
 
 namespace gr::cuda::attention {

@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/native/attention.h"
-#include "core/native/attention_flash.h"
+#include "core/native/attention/attention.h"
+#include "core/native/attention/attention_flash.h"
 #include "cuda_kernels/attention_mma.cuh"
 #include "cuda_kernels/cuda_check.h"
 

@@ -1,4 +1,4 @@
-// CUDA batch-norm pieces (the five stubs of core/native/batch_norm.h, also SyncBatchNorm's
+// CUDA batch-norm pieces (the five stubs of core/native/norm/batch_norm.h, also SyncBatchNorm's
 // local statistics and gradient sums). Per-channel reductions: each channel split across
 // blocks (Note [Split channel reductions]), double accumulators of (x - k) and (x - k)^2
 // around a shift k from the data, as on the CPU, partials combined in a fixed order.
@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "core/factory.h"
-#include "core/native/batch_norm.h"
+#include "core/native/norm/batch_norm.h"
 #include "cuda_kernels/block_reduce.cuh"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"

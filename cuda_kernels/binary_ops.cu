@@ -3,7 +3,7 @@
 #include <type_traits>
 
 #include "core/functors.h"
-#include "core/native/elementwise.h"
+#include "core/native/elementwise/elementwise.h"
 #include "cuda_kernels/loops.cuh"
 
 namespace gr::cuda {
@@ -38,24 +38,17 @@ void where_cuda(const StridedLoop& L, ScalarType t, const Scalar&) {
 
 }  // namespace
 
-GR_REGISTER_KERNEL(native::add_stub, kCUDA, &binary_alpha_cuda<F::Add>);
-GR_REGISTER_KERNEL(native::sub_stub, kCUDA, &binary_alpha_cuda<F::Sub>);
-GR_REGISTER_KERNEL(native::mul_stub, kCUDA, &binary_cuda<F::Mul>);
-GR_REGISTER_KERNEL(native::div_stub, kCUDA, &binary_cuda<F::Div>);
-GR_REGISTER_KERNEL(native::pow_stub, kCUDA, &binary_cuda<F::Pow>);
-GR_REGISTER_KERNEL(native::maximum_stub, kCUDA, &binary_cuda<F::Maximum>);
-GR_REGISTER_KERNEL(native::minimum_stub, kCUDA, &binary_cuda<F::Minimum>);
-GR_REGISTER_KERNEL(native::eq_stub, kCUDA, &compare_cuda<F::Eq>);
-GR_REGISTER_KERNEL(native::ne_stub, kCUDA, &compare_cuda<F::Ne>);
-GR_REGISTER_KERNEL(native::gt_stub, kCUDA, &compare_cuda<F::Gt>);
-GR_REGISTER_KERNEL(native::lt_stub, kCUDA, &compare_cuda<F::Lt>);
-GR_REGISTER_KERNEL(native::ge_stub, kCUDA, &compare_cuda<F::Ge>);
-GR_REGISTER_KERNEL(native::le_stub, kCUDA, &compare_cuda<F::Le>);
-GR_REGISTER_KERNEL(native::where_stub, kCUDA, &where_cuda);
-GR_REGISTER_KERNEL(native::relu_backward_stub, kCUDA, &float_binary_cuda<F::ReluBackward>);
-GR_REGISTER_KERNEL(native::sigmoid_backward_stub, kCUDA, &float_binary_cuda<F::SigmoidBackward>);
-GR_REGISTER_KERNEL(native::tanh_backward_stub, kCUDA, &float_binary_cuda<F::TanhBackward>);
-GR_REGISTER_KERNEL(native::pow_scalar_backward_stub, kCUDA, &float_binary_cuda<F::PowScalarBackward>);
-GR_REGISTER_KERNEL(native::abs_backward_stub, kCUDA, &float_binary_cuda<F::AbsBackward>);
+// The binary kinds of core/native/elementwise/elementwise_ops.def (unary_ops.cu registers the others).
+#define GR_CUDA_REGISTER(stub, kernel) GR_REGISTER_KERNEL(native::stub##_stub, kCUDA, kernel);
+#define GR_ELEMENTWISE_KERNEL(stub, kind, Op) GR_CUDA_REGISTER_##kind(stub, Op)
+#define GR_CUDA_REGISTER_binary(stub, Op) GR_CUDA_REGISTER(stub, &binary_cuda<F::Op>)
+#define GR_CUDA_REGISTER_binary_alpha(stub, Op) GR_CUDA_REGISTER(stub, &binary_alpha_cuda<F::Op>)
+#define GR_CUDA_REGISTER_float_binary(stub, Op) GR_CUDA_REGISTER(stub, &float_binary_cuda<F::Op>)
+#define GR_CUDA_REGISTER_compare(stub, Op) GR_CUDA_REGISTER(stub, &compare_cuda<F::Op>)
+#define GR_CUDA_REGISTER_where(stub, Op) GR_CUDA_REGISTER(stub, &where_cuda)
+#define GR_CUDA_REGISTER_unary(stub, Op)
+#define GR_CUDA_REGISTER_float_unary(stub, Op)
+#define GR_CUDA_REGISTER_pow_scalar(stub, Op)
+#include "core/native/elementwise/elementwise_ops.def"
 
 }  // namespace gr::cuda

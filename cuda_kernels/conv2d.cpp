@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/native/conv2d.h"
+#include "core/native/conv/conv2d.h"
 #include "cuda_kernels/conv2d_im2col.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/runtime.h"

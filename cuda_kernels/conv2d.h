@@ -1,5 +1,5 @@
 // conv2d on CUDA, the kCUDA slots of conv2d_forward_stub / conv2d_backward_stub
-// (core/native/conv2d.h): cuDNN where the build has it, else im2col + cuBLAS GEMM + col2im.
+// (core/native/conv/conv2d.h): cuDNN where the build has it, else im2col + cuBLAS GEMM + col2im.
 // Where cuDNN answers NOT_SUPPORTED for a problem (or a tensor passes 2^31 elements, the
 // limit of its 4-d descriptors) that problem runs on im2col as well. The switches below
 // let tests and benchmarks run either path on the same device.

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/native/conv2d.h"
+#include "core/native/conv/conv2d.h"
 
 namespace gr::cuda {
 

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "core/native/conv2d.h"
+#include "core/native/conv/conv2d.h"
 
 namespace gr::cuda {
 

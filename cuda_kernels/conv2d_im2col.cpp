@@ -13,8 +13,8 @@
 #include <cstdint>
 
 #include "core/factory.h"
-#include "core/native/gemm.h"
-#include "core/native/reduce.h"
+#include "core/native/gemm/gemm.h"
+#include "core/native/reduce/reduce.h"
 #include "cuda_kernels/conv2d.h"
 #include "cuda_kernels/runtime.h"
 

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "core/native/conv2d.h"
+#include "core/native/conv/conv2d.h"
 
 namespace gr::cuda {
 

@@ -1,7 +1,7 @@
 // CUDA copies: element-wise dtype conversion and fill on the device (gpu_map), and the
 // byte copy between the CPU and a device or between devices (blocking unless from pinned memory).
 #include "core/functors.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "cuda_kernels/event.h"
 #include "cuda_kernels/loops.cuh"
 #include "cuda_kernels/pinned.h"

@@ -1,8 +1,8 @@
 // CUDA dropout forward and backward (dropout_stub, dropout_backward_stub of
-// core/native/dropout.h). A thread per Philox block: block offset + b of subsequence 0 gives
+// core/native/activation/dropout.h). A thread per Philox block: block offset + b of subsequence 0 gives
 // elements 4b..4b+3, exactly the CPU's stream, so masks and outputs are bit-identical on both
 // devices.
-#include "core/native/dropout.h"
+#include "core/native/activation/dropout.h"
 #include "core/philox.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"

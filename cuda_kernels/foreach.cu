@@ -1,9 +1,9 @@
-// CUDA kernels of the foreach ops (core/native/foreach.h) as multi-tensor launches (Note
+// CUDA kernels of the foreach ops (core/native/optim/foreach.h) as multi-tensor launches (Note
 // [Multi-tensor launches]): the total norm of clip_grad_norm_ (partial sums per chunk, each
 // tensor's norm, their norm: the ops of core/reduce_functors.h, as the CPU's), the clipping
 // that reads that norm on the device, and the zeroing of zero_grad. No host synchronisation.
 #include "core/factory.h"
-#include "core/native/foreach.h"
+#include "core/native/optim/foreach.h"
 #include "core/optimizer_functors.h"
 #include "cuda_kernels/multi_tensor.cuh"
 #include "cuda_kernels/reduce.cuh"

@@ -1,4 +1,4 @@
-// CUDA GEMM through cuBLAS (the gemm_stub contract of core/native/gemm.h: row-major
+// CUDA GEMM through cuBLAS (the gemm_stub contract of core/native/gemm/gemm.h: row-major
 // C = alpha * op(A) op(B) + beta * C). cuBLAS is column-major and a row-major matrix read
 // column-major is its transpose, so C^T = op(B)^T op(A)^T is computed: operands swapped,
 // M and N swapped, the transpose flags kept (Note [Row-major GEMM on cuBLASLt]). Full FP32
@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "core/native/gemm.h"
+#include "core/native/gemm/gemm.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/gemm_lt.h"
 #include "cuda_kernels/runtime.h"

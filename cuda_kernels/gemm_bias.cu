@@ -1,4 +1,4 @@
-// CUDA gemm_bias_stub (core/native/gemm.h): C = op(A) op(B) + bias[N] on every row.
+// CUDA gemm_bias_stub (core/native/gemm/gemm.h): C = op(A) op(B) + bias[N] on every row.
 // bfloat16/float16: cuBLASLt with the bias in its epilogue (float sums plus the bias, rounded
 // once); where cuBLASLt has no algorithm, cublasGemmEx into float32 and a kernel that adds the
 // bias and rounds. float32/float64: the cuBLAS gemm_stub, then a kernel adding the bias with
@@ -8,7 +8,7 @@
 
 #include "core/factory.h"
 #include "core/functors.h"
-#include "core/native/gemm.h"
+#include "core/native/gemm/gemm.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/gemm_lt.h"
 #include "cuda_kernels/grid_stride.cuh"

@@ -1,8 +1,8 @@
 // CUDA kernels of the im2col conv2d path (see conv2d_im2col.h): im2col, col2im as a gather
 // (each input element sums its taps itself: no atomics, deterministic), the chunk transpose
 // [nb, C, L] -> [C, nb * L], and the bias add. Grid-stride loops over 64-bit indices; the
-// index arithmetic is core/native/conv2d_index.h, shared with the CPU im2col.
-#include "core/native/conv2d_index.h"
+// index arithmetic is core/native/conv/conv2d_index.h, shared with the CPU im2col.
+#include "core/native/conv/conv2d_index.h"
 #include "cuda_kernels/conv2d_im2col.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"

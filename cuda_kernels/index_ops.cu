@@ -1,4 +1,4 @@
-// CUDA kernels of the indexing ops (the contracts of core/native/index_ops.h): gather, scatter
+// CUDA kernels of the indexing ops (the contracts of core/native/index/index_ops.h): gather, scatter
 // (plain stores, or atomic add/multiply: positions may repeat; in the CPU's order without
 // atomics under deterministic algorithms, Note [Deterministic scatter]), the offsets of advanced
 // indexing, masked_fill (gpu_map with the shared functor) and nonzero (thrust's copy_if, then
@@ -14,8 +14,8 @@
 #include "core/deterministic.h"
 #include "core/factory.h"
 #include "core/index_functors.h"
-#include "core/native/copy.h"
-#include "core/native/index_ops.h"
+#include "core/native/copy/copy.h"
+#include "core/native/index/index_ops.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"
 #include "cuda_kernels/loops.cuh"

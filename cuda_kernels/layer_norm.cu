@@ -1,11 +1,11 @@
 // CUDA layer_norm forward and backward (the layer_norm_stub contracts of
-// core/native/layer_norm.h). Shapes: x, y, dy, dx [M, N] contiguous, a block per row with
+// core/native/norm/layer_norm.h). Shapes: x, y, dy, dx [M, N] contiguous, a block per row with
 // block reductions for the double sums; grad_weight/grad_bias [N] are column sums, 32
 // columns per block (see layer_norm_param_grads). The per-row
 // arithmetic is layer_norm.h's, shared with the CPU.
 #include <algorithm>
 
-#include "core/native/layer_norm.h"
+#include "core/native/norm/layer_norm.h"
 #include "cuda_kernels/block_reduce.cuh"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/runtime.h"

@@ -1,4 +1,4 @@
-// gpu_map: the one generic CUDA element-wise kernel, the twin of cpu_map (core/native/cpu_loops.h).
+// gpu_map: the one generic CUDA element-wise kernel, the twin of cpu_map (core/native/elementwise/cpu_loops.h).
 // It walks a StridedLoop (output first, broadcast inputs have stride 0) writing out =
 // f(in...) with the functors of core/functors.h, so the CPU and CUDA paths run the same
 // arithmetic. Dense passes (the output contiguous, every input contiguous or one broadcast
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "core/native/strided_loop.h"
+#include "core/native/elementwise/strided_loop.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/int_divider.h"
 #include "cuda_kernels/runtime.h"

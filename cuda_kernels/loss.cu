@@ -1,4 +1,4 @@
-// CUDA nll_loss forward and backward (the nll_loss_stub contracts of core/native/loss.h;
+// CUDA nll_loss forward and backward (the nll_loss_stub contracts of core/native/loss/loss.h;
 // cross_entropy is log_softmax + nll_loss). Forward: one block walks the batch and reduces the
 // loss and weight totals in acc_t (deterministic order); backward: a thread per element of
 // grad_in, so the zero fill and the target entries are one pass. A target outside [0, C) that
@@ -6,7 +6,7 @@
 // and its gradient row are NaN instead.
 #include <cmath>
 
-#include "core/native/loss.h"
+#include "core/native/loss/loss.h"
 #include "cuda_kernels/block_reduce.cuh"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"

@@ -1,8 +1,8 @@
 // CUDA masked_select and masked_scatter, composed of nonzero and the advanced-indexing kernels
 // (the CPU's one-pass compactions, Note [Compaction without branches], are serial).
 #include "core/factory.h"
-#include "core/native/index_ops.h"
-#include "core/native/shape.h"
+#include "core/native/index/index_ops.h"
+#include "core/native/shape/shape.h"
 
 namespace gr::cuda {
 namespace {

@@ -1,7 +1,7 @@
 // CUDA kernels of the math and comparison families: the kernels of
-// core/native/elementwise_math_kernels.h, which the CPU runs over cpu_map, here over gpu_map,
+// core/native/elementwise/elementwise_math_kernels.h, which the CPU runs over cpu_map, here over gpu_map,
 // so both devices compute the same formulas (core/functors_math.h).
-#include "core/native/elementwise_math_kernels.h"
+#include "core/native/elementwise/elementwise_math_kernels.h"
 #include "cuda_kernels/loops.cuh"
 
 namespace gr::cuda {
@@ -17,9 +17,9 @@ using Kernels = native::MathKernels<GpuMap>;
 
 }  // namespace
 
-#define GR_REGISTER_MATH_KERNEL(stub, kernel) \
+// The stubs and kernels of core/native/math_ops.def.
+#define GR_MATH_KERNEL(stub, fn_type, kernel) \
   static ::gr::KernelRegistrar gr_math_cuda_registrar_##stub(native::stub##_stub, kCUDA, &Kernels::kernel);
-GR_MATH_KERNELS(GR_REGISTER_MATH_KERNEL)
-#undef GR_REGISTER_MATH_KERNEL
+#include "core/native/elementwise/math_ops.def"
 
 }  // namespace gr::cuda

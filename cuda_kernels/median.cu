@@ -1,8 +1,8 @@
-// CUDA median/nanmedian (core/native/median.h's stub): a block per output finds the value
+// CUDA median/nanmedian (core/native/reduce/median.h's stub): a block per output finds the value
 // whose stable rank among its run is the lower median (NaN last), counting for each candidate
 // the smaller and the earlier equal values (the CPU's order: the same value and index):
 // O(R^2 / threads) per output, meant for the runs of a few thousand values medians usually see.
-#include "core/native/median.h"
+#include "core/native/reduce/median.h"
 #include "cuda_kernels/reduce.cuh"
 
 namespace gr::cuda {

@@ -1,12 +1,12 @@
-// CUDA multinomial kernels (the stubs of core/native/multinomial.h): the CPU kernels'
+// CUDA multinomial kernels (the stubs of core/native/random/multinomial.h): the CPU kernels'
 // arithmetic on the same random numbers, so both devices pick the same categories.
 //   with replacement: p [N, C] float64, u [N, S] float64, out [N, S] int64
 //   without:          keys [N, C] float64, out [N, K] int64
 #include <cmath>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/multinomial.h"
+#include "core/native/copy/copy.h"
+#include "core/native/random/multinomial.h"
 #include "cuda_kernels/block_reduce.cuh"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"

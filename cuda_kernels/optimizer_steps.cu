@@ -1,11 +1,11 @@
-// CUDA fused optimizer updates (sgd/adam/adadelta_step_stub of core/native/optimizer_steps.h):
+// CUDA fused optimizer updates (sgd/adam/adadelta_step_stub of core/native/optim/optimizer_steps.h):
 // one grid-stride pass per parameter, or many parameters per launch for the list stubs (Note
 // [Multi-tensor launches]), running the functors of core/optimizer_functors.h, the ones the
 // CPU loop runs. (nvcc may fuse a multiply and an add the CPU rounds twice, so results agree
 // to rounding, not bitwise.)
 #include <utility>
 
-#include "core/native/optimizer_steps.h"
+#include "core/native/optim/optimizer_steps.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"
 #include "cuda_kernels/multi_tensor.cuh"

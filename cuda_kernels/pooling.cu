@@ -1,10 +1,10 @@
-// CUDA 2-D pooling (the six stubs of core/native/pooling.h): a thread per output element
+// CUDA 2-D pooling (the six stubs of core/native/pooling/pooling.h): a thread per output element
 // forward, a thread per input element backward. Backward gathers (each input sums the
 // outputs whose windows hold it) instead of scattering with atomics, so it is deterministic
 // and bit-identical to the CPU's scatter. The per-element arithmetic is pooling.h's. Where the
 // geometry fits in 31 bits, flat indices split with IntDividers and max pooling's backward
 // divides in 32 bits (Note [Fast index division]); 64-bit arithmetic otherwise.
-#include "core/native/pooling.h"
+#include "core/native/pooling/pooling.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"
 #include "cuda_kernels/int_divider.h"

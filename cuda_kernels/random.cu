@@ -1,4 +1,4 @@
-// CUDA random fills (random_stub of core/native/random.h): a thread per Philox block, block
+// CUDA random fills (random_stub of core/native/random/random.h): a thread per Philox block, block
 // offset + b of subsequence 0 giving elements [b * per_block, (b + 1) * per_block), exactly the
 // CPU's stream and random_block_values arithmetic, so uniform and integer fills are
 // bit-identical on both devices, and so are Bernoulli fills. Normal, exponential, log-normal,
@@ -6,7 +6,7 @@
 // (CUDA's are accurate to 1-2 ulp, glibc's to under 1): a float32 value differs from the
 // CPU's only when that double lands next to a rounding boundary (rarely, by 1 ulp); float64
 // values agree to a few ulp. See Note [Random streams] in core/native/random.h.
-#include "core/native/random.h"
+#include "core/native/random/random.h"
 #include "core/philox.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"

@@ -1,11 +1,11 @@
 // CUDA sum and max/min (with index) over R of a contiguous in[outer, R, inner] into
-// out[outer, inner] (the sum_stub and max_stub contracts of core/native/reduce.h). Sums run
+// out[outer, inner] (the sum_stub and max_stub contracts of core/native/reduce/reduce.h). Sums run
 // the generic reduction of reduce.cuh (accumulating in acc_t, as on the CPU); max/min ties
 // and NaN follow functors::ArgExtreme, shared with the CPU.
 #include <type_traits>
 
 #include "core/functors.h"
-#include "core/native/reduce.h"
+#include "core/native/reduce/reduce.h"
 #include "cuda_kernels/reduce.cuh"
 
 namespace gr::cuda {

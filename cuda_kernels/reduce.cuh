@@ -1,6 +1,6 @@
 // The generic CUDA reduction: any op of core/reduce_functors.h over a contiguous
 // in[outer, R, inner], each output's accumulator handed to store(k, acc) (k = o * inner + j),
-// the twin of core/native/reduce_cpu.cpp's loop. Two kernels: a thread per output when there
+// the twin of core/native/reduce/reduce_cpu.cpp's loop. Two kernels: a thread per output when there
 // are many outputs or R is short (consecutive threads read consecutive j: coalesced), else a
 // block per output combining its threads' partials with a shuffle + shared-memory tree.
 // Included by .cu files only.

@@ -1,10 +1,10 @@
-// CUDA kernels of the reductions beyond sum and max (core/native/reduce.h's stubs): mean,
+// CUDA kernels of the reductions beyond sum and max (core/native/reduce/reduce.h's stubs): mean,
 // prod, amax/amin, the vector norms, any/all, count_nonzero and var/std (Welford), each the
 // generic reduction of reduce.cuh with an op of core/reduce_functors.h.
 #include <cmath>
 #include <type_traits>
 
-#include "core/native/reduce.h"
+#include "core/native/reduce/reduce.h"
 #include "cuda_kernels/reduce.cuh"
 
 namespace gr::cuda {

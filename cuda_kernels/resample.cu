@@ -1,7 +1,7 @@
-// CUDA tap-table kernel (apply_taps_stub, Note [Taps] in core/native/resample.h): a thread per
+// CUDA tap-table kernel (apply_taps_stub, Note [Taps] in core/native/shape/resample.h): a thread per
 // output element gathers its row's taps, the same taps_at the CPU runs; padding and
 // interpolation forward and backward all come here, so there are no atomics.
-#include "core/native/resample.h"
+#include "core/native/shape/resample.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"
 #include "cuda_kernels/runtime.h"

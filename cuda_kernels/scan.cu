@@ -1,10 +1,10 @@
-// CUDA cumsum/cumprod (core/native/scan.h's stubs): a thread per (outer, inner) column runs
+// CUDA cumsum/cumprod (core/native/reduce/scan.h's stubs): a thread per (outer, inner) column runs
 // its R elements in order with the op of core/reduce_functors.h, accumulating in acc_t as the
 // CPU does, so both devices round identically. Consecutive threads take consecutive columns
 // (coalesced when inner > 1); a long single row runs on one thread.
 #include <type_traits>
 
-#include "core/native/scan.h"
+#include "core/native/reduce/scan.h"
 #include "cuda_kernels/reduce.cuh"
 
 namespace gr::cuda {

@@ -1,12 +1,12 @@
 // CUDA softmax / log_softmax forward and backward over R of a contiguous [outer, R, inner]
-// (the softmax_stub contracts of core/native/softmax.h). A row is the R elements of one
+// (the softmax_stub contracts of core/native/activation/softmax.h). A row is the R elements of one
 // (o, j): short rows, or many strided rows, get a thread each (softmax_row, the CPU's loop);
 // long rows get a block each, with block reductions for the max and the double sums. The
 // per-element arithmetic is softmax.h's, shared with the CPU. logsumexp's kernel is the
 // softmax's row statistics.
 #include <algorithm>
 
-#include "core/native/softmax.h"
+#include "core/native/activation/softmax.h"
 #include "cuda_kernels/block_reduce.cuh"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"

@@ -1,4 +1,4 @@
-// CUDA sort and topk (the sort_stub/topk_stub contracts of core/native/sort.h). All rows
+// CUDA sort and topk (the sort_stub/topk_stub contracts of core/native/index/sort.h). All rows
 // sort at once: thrust's stable merge sort orders the flat positions by (row, value), NaN
 // largest as on the CPU; one pass then gathers values and in-row indices. Ties keep their
 // order (stable) whatever `stable` says: on CUDA an unstable sort would give no particular
@@ -8,9 +8,9 @@
 #include <thrust/sort.h>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/shape.h"
-#include "core/native/sort.h"
+#include "core/native/copy/copy.h"
+#include "core/native/shape/shape.h"
+#include "core/native/index/sort.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"
 #include "cuda_kernels/runtime.h"

@@ -3,7 +3,7 @@
 #include <type_traits>
 
 #include "core/functors.h"
-#include "core/native/elementwise.h"
+#include "core/native/elementwise/elementwise.h"
 #include "cuda_kernels/loops.cuh"
 
 namespace gr::cuda {
@@ -36,14 +36,17 @@ void pow_scalar_cuda(const StridedLoop& L, ScalarType t, const Scalar& e) {
 
 }  // namespace
 
-GR_REGISTER_KERNEL(native::neg_stub, kCUDA, &unary_cuda<F::Neg>);
-GR_REGISTER_KERNEL(native::abs_stub, kCUDA, &unary_cuda<F::Abs>);
-GR_REGISTER_KERNEL(native::relu_stub, kCUDA, &unary_cuda<F::Relu>);
-GR_REGISTER_KERNEL(native::exp_stub, kCUDA, &float_unary_cuda<F::Exp>);
-GR_REGISTER_KERNEL(native::log_stub, kCUDA, &float_unary_cuda<F::Log>);
-GR_REGISTER_KERNEL(native::sqrt_stub, kCUDA, &float_unary_cuda<F::Sqrt>);
-GR_REGISTER_KERNEL(native::sigmoid_stub, kCUDA, &float_unary_cuda<F::Sigmoid>);
-GR_REGISTER_KERNEL(native::tanh_stub, kCUDA, &float_unary_cuda<F::Tanh>);
-GR_REGISTER_KERNEL(native::pow_scalar_stub, kCUDA, &pow_scalar_cuda);
+// The unary kinds of core/native/elementwise/elementwise_ops.def (binary_ops.cu registers the others).
+#define GR_CUDA_REGISTER(stub, kernel) GR_REGISTER_KERNEL(native::stub##_stub, kCUDA, kernel);
+#define GR_ELEMENTWISE_KERNEL(stub, kind, Op) GR_CUDA_REGISTER_##kind(stub, Op)
+#define GR_CUDA_REGISTER_unary(stub, Op) GR_CUDA_REGISTER(stub, &unary_cuda<F::Op>)
+#define GR_CUDA_REGISTER_float_unary(stub, Op) GR_CUDA_REGISTER(stub, &float_unary_cuda<F::Op>)
+#define GR_CUDA_REGISTER_pow_scalar(stub, Op) GR_CUDA_REGISTER(stub, &pow_scalar_cuda)
+#define GR_CUDA_REGISTER_binary(stub, Op)
+#define GR_CUDA_REGISTER_binary_alpha(stub, Op)
+#define GR_CUDA_REGISTER_float_binary(stub, Op)
+#define GR_CUDA_REGISTER_compare(stub, Op)
+#define GR_CUDA_REGISTER_where(stub, Op)
+#include "core/native/elementwise/elementwise_ops.def"
 
 }  // namespace gr::cuda

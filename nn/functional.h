@@ -30,9 +30,16 @@ using MaxPool2dFuncOptions = MaxPool2dOptions;
 inline Tensor max_pool2d(const Tensor& x, const MaxPool2dFuncOptions& o) {
   return gr::max_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
 }
+inline std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const MaxPool2dFuncOptions& o) {
+  return gr::max_pool2d_with_indices(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
 using AvgPool2dFuncOptions = AvgPool2dOptions;
 inline Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o) {
   return gr::avg_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(), o.count_include_pad());
+}
+using AdaptiveAvgPool2dFuncOptions = AdaptiveAvgPool2dOptions;
+inline Tensor adaptive_avg_pool2d(const Tensor& x, const AdaptiveAvgPool2dFuncOptions& o) {
+  return gr::adaptive_avg_pool2d(x, o.output_size());
 }
 inline Tensor adaptive_avg_pool2d(const Tensor& x, ExpandingArray<2> output_size) {
   return gr::adaptive_avg_pool2d(x, output_size);

@@ -9,8 +9,9 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/random.h"
+#include "core/tensor_literal.h"
+#include "core/native/copy/copy.h"
+#include "core/native/random/random.h"
 
 namespace gr::nn::init {
 
@@ -42,15 +43,11 @@ double calculate_gain(NonlinearityType nonlinearity, double param) {
 
 namespace {
 
-void check_floating(const char* op, const Tensor& t) {
-  GR_CHECK(t.defined() && t.is_floating_point(), op, ": expected a defined floating point tensor, got ",
-           t.defined() ? t.scalar_type() : ScalarType::Float32, t.defined() ? "" : " (undefined)");
-}
 
 // Draws into a fresh contiguous tensor and copies it in, so views and strided
 // parameters are filled correctly.
 Tensor fill_random(const char* op, const Tensor& t, native::RandomKind kind, double a, double b, Generator* gen) {
-  check_floating(op, t);
+  check_floating(op, t, "tensor");
   NoGradGuard no_grad;
   Tensor r = empty(t.sizes(), t.options());
   native::random_(r, kind, a, b, gen);
@@ -75,7 +72,7 @@ Tensor normal_(Tensor t, double mean, double std, Generator* gen) {
 }
 
 Tensor trunc_normal_(Tensor t, double mean, double std, double a, double b, Generator* gen) {
-  check_floating("trunc_normal_", t);
+  check_floating("trunc_normal_", t, "tensor");
   GR_CHECK(std > 0 && a < b, "trunc_normal_: expected std > 0 and a < b, got std=", std, ", a=", a, ", b=", b);
   // Inverse-CDF sampling: U(cdf(a), cdf(b)) mapped back through the normal's quantile
   // (erfinv), computed in float64 so that tails far from the mean keep their precision.

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "autograd/grad_mode.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 
 namespace gr::nn {
 

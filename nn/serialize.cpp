@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "nn/module.h"
 
 namespace gr {

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "nn/module.h"
 #include "nn/optim/lr_scheduler.h"
 #include "nn/optim/optimizer.h"

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "distributed/store/rank_list.h"
 #include "flight/flight_dumps.h"
 
 extern char** environ;
@@ -44,11 +45,7 @@ std::string call_site_of(const std::vector<std::string>& stack, const FrameResol
   return {};
 }
 
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
-  return s;
-}
+using gr::distributed::rank_list;
 
 // The signature the agreed history predicts for the next call: the shortest period (<= 8)
 // with which the last calls repeat. Empty when no period fits.

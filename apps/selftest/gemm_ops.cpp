@@ -2,8 +2,8 @@
 // bias kernel; cuBLASLt's bias epilogue for bfloat16/float16) through linear, whose bias rides
 // in the GEMM, and mm_bias on transposed views; bfloat16/float16 products on tensor cores;
 // linear under CUDA autocast.
-#include "core/native/gemm.h"
-#include "core/native/shape.h"
+#include "core/native/gemm/gemm.h"
+#include "core/native/shape/shape.h"
 #include "selftest/checks.h"
 
 namespace gr::selftest {

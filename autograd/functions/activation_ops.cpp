@@ -6,7 +6,7 @@
 #include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/functions/elementwise_grad.h"
-#include "core/native/activation.h"
+#include "core/native/activation/activation.h"
 
 namespace gr {
 
@@ -14,7 +14,7 @@ namespace {
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 constexpr double kSeluScale = 1.0507009873554804934193349852946;
 
-// gelu's derivative with gr:: ops (the functors' formulas of core/native/activation.h).
+// gelu's derivative with gr:: ops (the functors' formulas of core/native/activation/activation.h).
 Tensor gelu_grad(const Tensor& g, const Tensor& x, bool tanh_approx) {
   if (!tanh_approx) {
     Tensor cdf = 0.5 * (1 + erf(x * functors::kSqrt1_2));
@@ -26,6 +26,11 @@ Tensor gelu_grad(const Tensor& g, const Tensor& x, bool tanh_approx) {
   return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dinner);
 }
 }  // namespace
+
+// ATen's gelu_backward as a function (benchmarks time the kernel); not differentiable.
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate) {
+  return native::gelu_backward(grad_output, self, approximate);
+}
 
 Tensor gelu(const Tensor& self, std::string_view approximate) {
   Tensor out = native::gelu(self, approximate);

@@ -3,7 +3,7 @@
 // formula is written with gr:: ops (Note [Double backward]).
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/elementwise.h"
+#include "core/native/elementwise/elementwise.h"
 
 namespace gr {
 

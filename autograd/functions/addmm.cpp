@@ -1,11 +1,11 @@
 // addmm, baddbmm and addbmm (beta * self + alpha * products) with backward: one GEMM call
-// that scales self by beta in place of a separate add (core/native/gemm.h's baddbmm).
+// that scales self by beta in place of a separate add (core/native/gemm/gemm.h's baddbmm).
 #include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/gemm.h"
-#include "core/native/shape.h"
-#include "core/native/strided_loop.h"
+#include "core/native/gemm/gemm.h"
+#include "core/native/shape/shape.h"
+#include "core/native/elementwise/strided_loop.h"
 
 namespace gr {
 
@@ -83,14 +83,5 @@ Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, co
   return addmm(self, batch1.permute({1, 0, 2}).reshape({M, B * K}), batch2.reshape({B * K, N}), beta, alpha);
 }
 
-Tensor Tensor::addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) const {
-  return gr::addmm(*this, mat1, mat2, beta, alpha);
-}
-Tensor Tensor::addbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) const {
-  return gr::addbmm(*this, batch1, batch2, beta, alpha);
-}
-Tensor Tensor::baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) const {
-  return gr::baddbmm(*this, batch1, batch2, beta, alpha);
-}
 
 }  // namespace gr

@@ -5,8 +5,8 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/index_ops.h"
+#include "core/native/copy/copy.h"
+#include "core/native/index/index_ops.h"
 
 namespace gr {
 
@@ -55,19 +55,11 @@ Tensor index_put(const Tensor& self, const IndexList& indices, const Tensor& val
   return out;
 }
 
-Tensor& index_put_(Tensor& self, const IndexList& indices, const Tensor& values, bool accumulate) {
-  autograd::check_inplace(self, "index_put_");
-  native::index_put_(self, unwrap(indices), values, accumulate);
-  record_put(self, indices, values, accumulate, self);
-  return self;
-}
-
-Tensor Tensor::index(const IndexList& indices) const { return gr::index(*this, indices); }
-Tensor Tensor::index_put(const IndexList& indices, const Tensor& values, bool accumulate) const {
-  return gr::index_put(*this, indices, values, accumulate);
-}
 Tensor& Tensor::index_put_(const IndexList& indices, const Tensor& values, bool accumulate) const {
-  return gr::index_put_(const_cast<Tensor&>(*this), indices, values, accumulate);
+  autograd::check_inplace(*this, "index_put_");
+  native::index_put_(*this, unwrap(indices), values, accumulate);
+  record_put(*this, indices, values, accumulate, *this);
+  return const_cast<Tensor&>(*this);
 }
 
 }  // namespace gr

@@ -2,9 +2,9 @@
 // Broadcast inputs get their gradient summed back to their own shape.
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/reduce.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 

@@ -1,4 +1,4 @@
-// scaled_dot_product_attention with backward: the fused kernels of core/native/attention.h
+// scaled_dot_product_attention with backward: the fused kernels of core/native/attention/attention.h
 // run the forward and first-order backward passes; under create_graph the backward is the
 // unfused composite's, written with gr:: ops, so attention is twice differentiable.
 #include <cmath>
@@ -7,7 +7,7 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/attention.h"
+#include "core/native/attention/attention.h"
 
 namespace gr {
 

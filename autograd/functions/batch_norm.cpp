@@ -4,9 +4,9 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/batch_norm.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
+#include "core/native/norm/batch_norm.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
 
 namespace gr {
 

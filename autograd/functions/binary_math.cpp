@@ -1,25 +1,73 @@
-// atan2, hypot and lerp (out of place and in place) with backward.
+// The math family's two-input ops (the GR_BINARY_* lines of core/native/elementwise/math_ops.def): each
+// backward formula here, then the ops, read from the list (Note [Element-wise formulas]); and
+// lerp (out of place and in place) written out.
 #include "autograd/functions/elementwise_grad.h"
-#include "core/native/elementwise_math.h"
+#include "core/native/elementwise/elementwise_math.h"
 
 namespace gr {
 
 using autograd::Saves;
 
-namespace {
-
 // d atan2(a, b) = (b da - a db) / (a^2 + b^2).
-TensorList atan2_grad(const Tensor& g, const TensorList& in, const Tensor&, const std::vector<bool>& needs) {
-  const Tensor &a = in[0], &b = in[1];
-  Tensor scale = g / (square(a) + square(b));
-  return TensorList{needs[0] ? scale * b : Tensor(), needs[1] ? scale * -a : Tensor()};
+GR_BINARY_GRAD(atan2, (true, true), false) {
+  Tensor scale = g / (square(self) + square(other));
+  return TensorList{needs[0] ? scale * other : Tensor(), needs[1] ? scale * -self : Tensor()};
 }
 
 // d hypot(a, b) = (a da + b db) / hypot(a, b).
-TensorList hypot_grad(const Tensor& g, const TensorList& in, const Tensor& out, const std::vector<bool>& needs) {
-  Tensor scale = g / out;
-  return TensorList{needs[0] ? scale * in[0] : Tensor(), needs[1] ? scale * in[1] : Tensor()};
+GR_BINARY_GRAD(hypot, (true, true), true) {
+  Tensor scale = g / result;
+  return TensorList{needs[0] ? scale * self : Tensor(), needs[1] ? scale * other : Tensor()};
 }
+
+// d logaddexp(a, b) = (e^a da + e^b db) / (e^a + e^b), each written as 1 / (1 + e^(the other - it)).
+GR_BINARY_GRAD(logaddexp, (true, true), false) {
+  return TensorList{needs[0] ? g / (exp(other - self) + 1) : Tensor(), needs[1] ? g / (exp(self - other) + 1) : Tensor()};
+}
+
+// d xlogy(a, b) = log(b) da + a / b db, with log(b)'s factor 0 where a is 0 (xlogy of the mask,
+// as torch: NaN only where b is NaN).
+GR_BINARY_GRAD(xlogy, (true, true), false) {
+  return TensorList{needs[0] ? g * xlogy(self != 0, other) : Tensor(), needs[1] ? g * self / other : Tensor()};
+}
+
+// copysign(a, b) = |a| sign(b): d/da = result / a (0 at a = 0, as torch); b only gives the sign,
+// so its gradient is zero.
+GR_BINARY_GRAD(copysign, (true, false), true) {
+  return TensorList{needs[0] ? g * where(self == 0, 0.0, result / self) : Tensor(),
+                    needs[1] ? autograd::zero_grad_like(g) : Tensor()};
+}
+
+#define GR_BINARY_OP(name, F, dtypes, node, domain)                                                              \
+  Tensor name(const Tensor& self, const Tensor& other) {                                                         \
+    return autograd::record_binary(node, self, other, native::name(self, other), name##_saves, name##_grad);   \
+  }
+#define GR_BINARY_INPLACE(name, node, variants)                                                                  \
+  Tensor& Tensor::name##_(const Tensor& other) const {                                                           \
+    return autograd::record_binary_(node, #name "_", *this, other, [this, &other] { native::name##_(*this, other); }, \
+                                    name##_saves, name##_grad);                                                  \
+  }
+// A number operand is a wrapped 0-d tensor (native::wrapped_scalar: it does not widen a float
+// tensor) that never requires grad.
+#define GR_BINARY_SCALAR(name, node)                                                                             \
+  Tensor name(const Tensor& self, const Scalar& other) {                                                         \
+    Tensor o = native::wrapped_scalar(self, other);                                                              \
+    return autograd::record_binary(node, self, o, native::name(self, o), name##_saves, name##_grad);             \
+  }
+#define GR_BINARY_SCALAR_INPLACE(name, node, variants)                                                           \
+  Tensor& Tensor::name##_(const Scalar& other) const {                                                           \
+    Tensor o = native::wrapped_scalar(*this, other);                                                             \
+    return autograd::record_binary_(node, #name "_", *this, o, [this, &o] { native::name##_(*this, o); },        \
+                                    name##_saves, name##_grad);                                                  \
+  }
+#define GR_BINARY_SCALAR_SELF(name, node)                                                                        \
+  Tensor name(const Scalar& self, const Tensor& other) {                                                         \
+    Tensor s = native::wrapped_scalar(other, self);                                                              \
+    return autograd::record_binary(node, s, other, native::name(s, other), name##_saves, name##_grad);          \
+  }
+#include "core/native/elementwise/math_ops.def"
+
+namespace {
 
 // lerp(a, b, w) = a + w (b - a): da = 1 - w, db = w, dw = b - a.
 TensorList lerp_grad(const Tensor& g, const TensorList& in, const Tensor&, const std::vector<bool>& needs) {
@@ -33,28 +81,6 @@ Saves lerp_saves(const Tensor& self, const Tensor& end, const Tensor& weight) {
 }
 
 }  // namespace
-
-Tensor atan2(const Tensor& self, const Tensor& other) {
-  return autograd::record_elementwise("Atan2Backward0", {self, other}, native::atan2(self, other), Saves{{true, true}},
-                                      atan2_grad);
-}
-Tensor& Tensor::atan2_(const Tensor& other) const {
-  return autograd::record_elementwise_("Atan2Backward0", "atan2_", *this, {other},
-                                       [this, &other] { native::atan2_(*this, other); }, Saves{{true, true}},
-                                       atan2_grad);
-}
-Tensor Tensor::atan2(const Tensor& other) const { return gr::atan2(*this, other); }
-
-Tensor hypot(const Tensor& self, const Tensor& other) {
-  return autograd::record_elementwise("HypotBackward0", {self, other}, native::hypot(self, other),
-                                      Saves{{true, true}, true}, hypot_grad);
-}
-Tensor& Tensor::hypot_(const Tensor& other) const {
-  return autograd::record_elementwise_("HypotBackward0", "hypot_", *this, {other},
-                                       [this, &other] { native::hypot_(*this, other); }, Saves{{true, true}, true},
-                                       hypot_grad);
-}
-Tensor Tensor::hypot(const Tensor& other) const { return gr::hypot(*this, other); }
 
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) {
   const double w = weight.to_double();
@@ -81,7 +107,5 @@ Tensor& Tensor::lerp_(const Tensor& end, const Tensor& weight) const {
                                        [this, &end, &weight] { native::lerp_(*this, end, weight); },
                                        lerp_saves(*this, end, weight), lerp_grad);
 }
-Tensor Tensor::lerp(const Tensor& end, const Scalar& weight) const { return gr::lerp(*this, end, weight); }
-Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const { return gr::lerp(*this, end, weight); }
 
 }  // namespace gr

@@ -1,7 +1,7 @@
 // cat and stack with backward: each input gets its slice of the output gradient.
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/shape.h"
+#include "core/native/shape/shape.h"
 
 namespace gr {
 

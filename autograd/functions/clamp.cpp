@@ -2,7 +2,7 @@
 // place) with backward. The gradient flows to the input where it lies within the bounds (ties
 // included) and to a tensor bound where that bound is the result, as torch's.
 #include "autograd/functions/elementwise_grad.h"
-#include "core/native/elementwise_math.h"
+#include "core/native/elementwise/elementwise_math.h"
 
 namespace gr {
 
@@ -108,33 +108,7 @@ Tensor clip(const Tensor& self, const std::optional<Scalar>& min, const std::opt
 Tensor clip(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   return clamp(self, min, max);
 }
-Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  return self.clamp_(min, max);
-}
-Tensor& clamp_(Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
-  return self.clamp_(min, max);
-}
-Tensor& clamp_min_(Tensor& self, const Scalar& min) { return self.clamp_min_(min); }
-Tensor& clamp_min_(Tensor& self, const Tensor& min) { return self.clamp_min_(min); }
-Tensor& clamp_max_(Tensor& self, const Scalar& max) { return self.clamp_max_(max); }
-Tensor& clamp_max_(Tensor& self, const Tensor& max) { return self.clamp_max_(max); }
 
-Tensor Tensor::clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
-  return gr::clamp(*this, min, max);
-}
-Tensor Tensor::clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
-  return gr::clamp(*this, min, max);
-}
-Tensor Tensor::clamp_min(const Scalar& min) const { return gr::clamp_min(*this, min); }
-Tensor Tensor::clamp_min(const Tensor& min) const { return gr::clamp_min(*this, min); }
-Tensor Tensor::clamp_max(const Scalar& max) const { return gr::clamp_max(*this, max); }
-Tensor Tensor::clamp_max(const Tensor& max) const { return gr::clamp_max(*this, max); }
-Tensor Tensor::clip(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
-  return gr::clamp(*this, min, max);
-}
-Tensor Tensor::clip(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
-  return gr::clamp(*this, min, max);
-}
 Tensor& Tensor::clamp_min_(const Scalar& min) const { return clamp_scalar_("ClampMinBackward0", *this, min, std::nullopt); }
 Tensor& Tensor::clamp_min_(const Tensor& min) const {
   return clamp_tensor_("ClampMinBackward1", *this, std::optional<Tensor>(min), std::nullopt);

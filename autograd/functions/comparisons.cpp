@@ -2,10 +2,10 @@
 // equal: not differentiable (bool or integer results), so no history is recorded.
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/elementwise_math.h"
-#include "core/native/reduce.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/elementwise/elementwise_math.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 
@@ -31,46 +31,29 @@ Tensor& write_logical(const char* op, const Tensor& self, const Tensor& result) 
 }
 }  // namespace
 
-#define GR_DEFINE_LOGICAL(name)                                                                       \
-  Tensor name(const Tensor& self, const Tensor& other) { return native::name(self, other); }         \
-  Tensor Tensor::name(const Tensor& other) const { return native::name(*this, other); }              \
+// The logical, bitwise and classification lines of core/native/math_ops.def.
+#define GR_LOGICAL_OP(name, F)                                                                                  \
+  Tensor name(const Tensor& self, const Tensor& other) { return native::name(self, other); }                  \
   Tensor& Tensor::name##_(const Tensor& other) const { return write_logical(#name "_", *this, native::name(*this, other)); }
-GR_DEFINE_LOGICAL(logical_and)
-GR_DEFINE_LOGICAL(logical_or)
-GR_DEFINE_LOGICAL(logical_xor)
-#undef GR_DEFINE_LOGICAL
-
 // Bitwise ops write integers: in place they bump the version like any in-place op, and a
 // tensor that requires grad is never an integer one, so there is no history to check.
-#define GR_DEFINE_BITWISE(name)                                                                              \
-  Tensor name(const Tensor& self, const Tensor& other) { return native::name(self, other); }                \
-  Tensor name(const Tensor& self, const Scalar& other) {                                                     \
-    return native::name(self, native::wrapped_scalar(self, other));                                          \
-  }                                                                                                          \
-  Tensor Tensor::name(const Tensor& other) const { return gr::name(*this, other); }                          \
-  Tensor Tensor::name(const Scalar& other) const { return gr::name(*this, other); }                          \
-  Tensor& Tensor::name##_(const Tensor& other) const {                                                       \
-    native::name##_(*this, other);                                                                           \
-    return const_cast<Tensor&>(*this);                                                                       \
-  }                                                                                                          \
+#define GR_BITWISE_OP(name, F)                                                                                  \
+  Tensor name(const Tensor& self, const Tensor& other) { return native::name(self, other); }                  \
+  Tensor name(const Tensor& self, const Scalar& other) { return native::name(self, native::wrapped_scalar(self, other)); } \
+  Tensor name(const Scalar& self, const Tensor& other) { return native::name(native::wrapped_scalar(other, self), other); } \
+  Tensor& Tensor::name##_(const Tensor& other) const {                                                         \
+    native::name##_(*this, other);                                                                             \
+    return const_cast<Tensor&>(*this);                                                                         \
+  }                                                                                                            \
   Tensor& Tensor::name##_(const Scalar& other) const { return name##_(native::wrapped_scalar(*this, other)); }
-GR_DEFINE_BITWISE(bitwise_and)
-GR_DEFINE_BITWISE(bitwise_or)
-GR_DEFINE_BITWISE(bitwise_xor)
-#undef GR_DEFINE_BITWISE
+#define GR_PREDICATE_OP(name, F) \
+  Tensor name(const Tensor& self) { return native::name(self); }
+#include "core/native/elementwise/math_ops.def"
 
-#define GR_DEFINE_PREDICATE(name)                                       \
-  Tensor name(const Tensor& self) { return native::name(self); }       \
-  Tensor Tensor::name() const { return native::name(*this); }
-GR_DEFINE_PREDICATE(logical_not)
-GR_DEFINE_PREDICATE(bitwise_not)
-GR_DEFINE_PREDICATE(isnan)
-GR_DEFINE_PREDICATE(isinf)
-GR_DEFINE_PREDICATE(isfinite)
-#undef GR_DEFINE_PREDICATE
-
+Tensor logical_not(const Tensor& self) { return native::logical_not(self); }
 Tensor& Tensor::logical_not_() const { return write_logical("logical_not_", *this, native::logical_not(*this)); }
 
+Tensor bitwise_not(const Tensor& self) { return native::bitwise_not(self); }
 Tensor& Tensor::bitwise_not_() const {
   native::bitwise_not_(*this);
   return const_cast<Tensor&>(*this);
@@ -78,9 +61,6 @@ Tensor& Tensor::bitwise_not_() const {
 
 Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
   return native::isclose(self, other, rtol, atol, equal_nan);
-}
-Tensor Tensor::isclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
-  return native::isclose(*this, other, rtol, atol, equal_nan);
 }
 
 bool allclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {

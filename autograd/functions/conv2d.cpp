@@ -1,6 +1,6 @@
-// conv2d (and conv1d, over a unit height) with backward: the kernels of core/native/conv2d.h,
+// conv2d (and conv1d, over a unit height) with backward: the kernels of core/native/conv/conv2d.h,
 // input saved only when the weight wants a gradient and weight only when the input does.
-// See Note [Conv2d double backward].
+// See Note [Conv2d double backward]. Also ATen's convolution_backward, the fused gradients.
 #include "autograd/functions/conv2d.h"
 
 #include "autograd/autocast.h"
@@ -80,6 +80,26 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   GR_AUTOCAST(conv1d, input, weight, bias, stride, padding, dilation, groups);
   const native::Conv2dArgs a = native::conv1d_args(input, weight, bias, stride, padding, dilation, groups);
   return autograd::conv2d(a, input.unsqueeze(2), weight.unsqueeze(2), bias).squeeze(2);
+}
+
+}  // namespace gr
+
+namespace gr {
+
+// ATen's convolution_backward for a 2-D convolution: the fused kernel conv2d's backward runs.
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_output, const Tensor& input,
+                                                        const Tensor& weight, OptionalIntArrayRef bias_sizes,
+                                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                        bool transposed, IntArrayRef output_padding, int64_t groups,
+                                                        std::array<bool, 3> output_mask) {
+  GR_CHECK(!transposed, "convolution_backward: transposed convolutions are not supported (conv_transpose2d's own "
+                        "backward computes theirs)");
+  GR_CHECK(input.dim() == 4 && weight.dim() == 4,
+           "convolution_backward: 2-D convolutions only ([N, C, H, W] input, [C_out, C_in / groups, kH, kW] weight), "
+           "got ", input.sizes(), " and ", weight.sizes());
+  const native::Conv2dArgs a = native::conv2d_args(input, weight, {}, stride, padding, dilation, groups);
+  return native::conv2d_backward(a, grad_output, output_mask[1] ? input : Tensor(), output_mask[0] ? weight : Tensor(),
+                                 output_mask);
 }
 
 }  // namespace gr

@@ -1,9 +1,9 @@
 // conv2d's differentiable pieces over precomputed Conv2dArgs (conv2d.cpp), which conv1d and
 // the transposed convolutions are built from. See Note [Transposed convolution] in
-// core/native/conv2d.h and Note [Conv2d double backward] in conv2d.cpp.
+// core/native/conv/conv2d.h and Note [Conv2d double backward] in conv2d.cpp.
 #pragma once
 
-#include "core/native/conv2d.h"
+#include "core/native/conv/conv2d.h"
 
 namespace gr::autograd {
 

@@ -1,5 +1,5 @@
 // conv_transpose2d and conv_transpose1d (unit height) with backward, made of conv2d's pieces
-// (Note [Transposed convolution] in core/native/conv2d.h): the forward is the convolution's
+// (Note [Transposed convolution] in core/native/conv/conv2d.h): the forward is the convolution's
 // input gradient, the input's gradient is the convolution, the weight's its weight gradient,
 // all differentiable again (Note [Conv2d double backward]).
 #include "autograd/autocast.h"
@@ -7,7 +7,7 @@
 #include "autograd/functions/conv2d.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/elementwise.h"
+#include "core/native/elementwise/elementwise.h"
 
 namespace gr {
 

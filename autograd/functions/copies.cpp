@@ -2,8 +2,8 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/reduce.h"
+#include "core/native/copy/copy.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 

@@ -4,10 +4,10 @@
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/reduce.h"
-#include "core/native/scan.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/reduce/reduce.h"
+#include "core/native/reduce/scan.h"
 
 namespace gr {
 
@@ -70,7 +70,5 @@ Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   return autograd::scan(converted(x, dtype), dim, true, false);
 }
 
-Tensor Tensor::cumsum(int64_t dim, std::optional<ScalarType> dtype) const { return gr::cumsum(*this, dim, dtype); }
-Tensor Tensor::cumprod(int64_t dim, std::optional<ScalarType> dtype) const { return gr::cumprod(*this, dim, dtype); }
 
 }  // namespace gr

@@ -2,9 +2,9 @@
 // kernel for first-order passes, gr:: ops under create_graph).
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/dropout.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
+#include "core/native/activation/dropout.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
 
 namespace gr {
 

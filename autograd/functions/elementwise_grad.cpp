@@ -94,6 +94,39 @@ Tensor& record_unary_(const char* name, const char* op, const Tensor& self, cons
                              });
 }
 
+namespace {
+Saves unary_saves(UnarySaves saves) {
+  return Saves{{saves == UnarySaves::input}, saves == UnarySaves::output};
+}
+ElementwiseGradFn unary_grad(UnarySaves saves, const UnaryGradFn& grad) {
+  return [grad, saves](const Tensor& g, const TensorList& in, const Tensor& y, const std::vector<bool>&) {
+    return TensorList{grad(g, saves == UnarySaves::output ? y : in[0])};
+  };
+}
+ElementwiseGradFn binary_grad(BinaryGradFn grad) {
+  return [grad](const Tensor& g, const TensorList& in, const Tensor& y, const std::vector<bool>& needs) {
+    return grad(g, in[0], in[1], y, needs);
+  };
+}
+}  // namespace
+
+Tensor record_unary(const char* name, const Tensor& self, const Tensor& out, UnarySaves saves, const UnaryGradFn& grad) {
+  return record_elementwise(name, {self}, out, unary_saves(saves), unary_grad(saves, grad));
+}
+Tensor& record_unary_(const char* name, const char* op, const Tensor& self, const std::function<void()>& kernel,
+                      UnarySaves saves, const UnaryGradFn& grad) {
+  return record_elementwise_(name, op, self, {}, kernel, unary_saves(saves), unary_grad(saves, grad));
+}
+
+Tensor record_binary(const char* name, const Tensor& self, const Tensor& other, const Tensor& out, const Saves& saves,
+                     BinaryGradFn grad) {
+  return record_elementwise(name, {self, other}, out, saves, binary_grad(grad));
+}
+Tensor& record_binary_(const char* name, const char* op, const Tensor& self, const Tensor& other,
+                       const std::function<void()>& kernel, const Saves& saves, BinaryGradFn grad) {
+  return record_elementwise_(name, op, self, {other}, kernel, saves, binary_grad(grad));
+}
+
 Tensor zero_grad_like(const Tensor& g) { return zeros_like(g); }
 
 }  // namespace gr::autograd

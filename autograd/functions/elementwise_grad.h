@@ -1,6 +1,7 @@
 // Recording element-wise ops whose backward is written with the differentiable gr:: ops
 // (Note [Double backward]): out of place, and in place on self. Shared by the math files of
-// autograd/functions (trig.cpp, special.cpp, rounding.cpp, binary_math.cpp, clamp.cpp, ...).
+// autograd/functions (math_unary.cpp, binary_math.cpp, modulo.cpp, clamp.cpp, ...), with the
+// formula macros the op lists' element-wise forms are generated from (math_ops.def).
 #pragma once
 
 #include <functional>
@@ -44,22 +45,37 @@ Tensor& record_unary_(const char* name, const char* op, const Tensor& self, cons
 // The gradient of a piecewise-constant op (floor, sign, ...): zeros, as torch's.
 Tensor zero_grad_like(const Tensor& g);
 
+// What a one-input op's backward reads: its input, its result, or nothing (the formula gets
+// an undefined tensor).
+enum class UnarySaves { input, output, nothing };
+Tensor record_unary(const char* name, const Tensor& self, const Tensor& out, UnarySaves saves, const UnaryGradFn& grad);
+Tensor& record_unary_(const char* name, const char* op, const Tensor& self, const std::function<void()>& kernel,
+                      UnarySaves saves, const UnaryGradFn& grad);
+
+// A two-input op's backward: the gradients of self and other (undefined where !needs[i]) from
+// the result's gradient g, the inputs and the result (undefined where not saved).
+using BinaryGradFn = TensorList (*)(const Tensor& g, const Tensor& self, const Tensor& other, const Tensor& result,
+                                    const std::vector<bool>& needs);
+Tensor record_binary(const char* name, const Tensor& self, const Tensor& other, const Tensor& out, const Saves& saves,
+                     BinaryGradFn grad);
+Tensor& record_binary_(const char* name, const char* op, const Tensor& self, const Tensor& other,
+                       const std::function<void()>& kernel, const Saves& saves, BinaryGradFn grad);
+
 }  // namespace gr::autograd
 
-// Defines gr::name (out of place), Tensor::name_ (in place through native::name_), and the
-// Tensor::name and gr::name_ spellings of them, for a one-input op whose input gradient is
-// `formula`, an expression of the gradient `g` and of `s`: the saved input, or the saved
-// output when saves_output.
-#define GR_DEFINE_UNARY_OP(name, node, saves_output, formula)                                            \
-  namespace {                                                                                           \
-  Tensor name##_grad(const Tensor& g, const Tensor& s) { return formula; }                              \
-  }                                                                                                     \
-  Tensor name(const Tensor& self) {                                                                     \
-    return autograd::record_unary(node, self, native::name(self), saves_output, name##_grad);          \
-  }                                                                                                     \
-  Tensor& Tensor::name##_() const {                                                                     \
-    return autograd::record_unary_(node, #name "_", *this, [this] { native::name##_(*this); }, saves_output, \
-                                   name##_grad);                                                        \
-  }                                                                                                     \
-  Tensor Tensor::name() const { return gr::name(*this); }                                               \
-  Tensor& name##_(Tensor& self) { return self.name##_(); }
+// Note [Element-wise formulas]
+// The backward of an element-wise op of an op list (core/native/elementwise/math_ops.def) is written next
+// to its family's others with one of these, and the file then reads the list, which defines the
+// op's gr:: function and Tensor method from the formula:
+//   GR_UNARY_GRAD(sin, input, g * cos(s))   s: the saved input, output, or nothing
+//   GR_BINARY_GRAD(hypot, (true, true), true) { Tensor scale = g / result; return ...; }
+//     (saves self, other, result; the body sees g, self, other, result and needs)
+// A formula is written with the differentiable gr:: ops (Note [Double backward]).
+#define GR_UNARY_GRAD(name, saves, formula)                                               \
+  static constexpr ::gr::autograd::UnarySaves name##_saves = ::gr::autograd::UnarySaves::saves; \
+  static Tensor name##_grad(const Tensor& g, const Tensor& s) { return formula; }
+#define GR_BINARY_GRAD(name, saves_inputs, saves_result)                                                  \
+  static const ::gr::autograd::Saves name##_saves{std::vector<bool> GR_BRACED saves_inputs, saves_result};  \
+  static TensorList name##_grad(const Tensor& g, const Tensor& self, const Tensor& other, const Tensor& result, \
+                                const std::vector<bool>& needs)
+#define GR_BRACED(...) {__VA_ARGS__}

@@ -7,8 +7,9 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/index_ops.h"
+#include "core/tensor_literal.h"
+#include "core/native/copy/copy.h"
+#include "core/native/index/index_ops.h"
 
 namespace gr {
 

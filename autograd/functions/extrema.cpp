@@ -5,11 +5,11 @@
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/median.h"
-#include "core/native/reduce.h"
-#include "core/native/shape.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/reduce/median.h"
+#include "core/native/reduce/reduce.h"
+#include "core/native/shape/shape.h"
 
 namespace gr {
 
@@ -104,18 +104,5 @@ std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim)
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return native::argmax(x, dim, keepdim); }
 Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return native::argmin(x, dim, keepdim); }
 
-Tensor Tensor::max() const { return gr::max(*this); }
-std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const { return gr::max(*this, dim, keepdim); }
-Tensor Tensor::min() const { return gr::min(*this); }
-std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const { return gr::min(*this, dim, keepdim); }
-Tensor Tensor::amax(IntArrayRef dim, bool keepdim) const { return gr::amax(*this, dim, keepdim); }
-Tensor Tensor::amin(IntArrayRef dim, bool keepdim) const { return gr::amin(*this, dim, keepdim); }
-Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const { return gr::argmin(*this, dim, keepdim); }
-Tensor Tensor::median() const { return gr::median(*this); }
-std::tuple<Tensor, Tensor> Tensor::median(int64_t dim, bool keepdim) const { return gr::median(*this, dim, keepdim); }
-Tensor Tensor::nanmedian() const { return gr::nanmedian(*this); }
-std::tuple<Tensor, Tensor> Tensor::nanmedian(int64_t dim, bool keepdim) const {
-  return gr::nanmedian(*this, dim, keepdim);
-}
 
 }  // namespace gr

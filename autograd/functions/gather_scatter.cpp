@@ -5,9 +5,9 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/index_ops.h"
-#include "core/native/reduce.h"
+#include "core/native/copy/copy.h"
+#include "core/native/index/index_ops.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 
@@ -113,24 +113,6 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   return scatter_out("scatter_add", self, dim, index, src, native::ScatterReduce::Add);
 }
 
-Tensor Tensor::gather(int64_t dim, const Tensor& index, bool sparse_grad) const {
-  return gr::gather(*this, dim, index, sparse_grad);
-}
-Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) const {
-  return gr::scatter(*this, dim, index, src);
-}
-Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) const {
-  return gr::scatter(*this, dim, index, value);
-}
-Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const {
-  return gr::scatter(*this, dim, index, src, reduce);
-}
-Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const {
-  return gr::scatter(*this, dim, index, value, reduce);
-}
-Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
-  return gr::scatter_add(*this, dim, index, src);
-}
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) const {
   return scatter_in_place("scatter_", *this, dim, index, src, native::ScatterReduce::None);
 }

@@ -4,8 +4,8 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/index_ops.h"
+#include "core/native/copy/copy.h"
+#include "core/native/index/index_ops.h"
 
 namespace gr {
 
@@ -109,24 +109,11 @@ Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Sc
   return index_filled("IndexFillBackward0", self, dim, index, fill_value(self, value));
 }
 
-Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return gr::index_select(*this, dim, index); }
-Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
-  return gr::index_add(*this, dim, index, source, alpha);
-}
 Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
   return along_dim_(*this, dim, index, source, AlongDim::Add, alpha);
 }
-Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source) const {
-  return gr::index_copy(*this, dim, index, source);
-}
 Tensor& Tensor::index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const {
   return along_dim_(*this, dim, index, source, AlongDim::Copy, 1);
-}
-Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Scalar& value) const {
-  return gr::index_fill(*this, dim, index, value);
-}
-Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Tensor& value) const {
-  return gr::index_fill(*this, dim, index, value);
 }
 Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Tensor& value) const {
   return index_filled_("IndexFillBackward1", *this, dim, index, value);

@@ -1,11 +1,11 @@
-// layer_norm with backward: the fused row kernels (core/native/layer_norm.h) serve the
+// layer_norm with backward: the fused row kernels (core/native/norm/layer_norm.h) serve the
 // forward and first-order backward; under create_graph the backward is written with gr::
 // ops, recomputing the statistics from x so their dependence on x is differentiated too
 // (Note [Double backward]).
 #include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/layer_norm.h"
+#include "core/native/norm/layer_norm.h"
 
 namespace gr {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "autograd/function.h"
-#include "core/native/resample.h"
+#include "core/native/shape/resample.h"
 
 namespace gr::autograd {
 

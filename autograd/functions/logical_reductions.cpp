@@ -1,7 +1,7 @@
 // any, all and count_nonzero: reductions with bool (or count) results, not differentiable.
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
-#include "core/native/reduce.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 
@@ -20,11 +20,5 @@ Tensor count_nonzero(const Tensor& x, std::optional<int64_t> dim) {
   return dim ? native::count_nonzero(x, *dim) : native::count_nonzero(x);
 }
 
-Tensor Tensor::any() const { return gr::any(*this); }
-Tensor Tensor::any(int64_t dim, bool keepdim) const { return gr::any(*this, dim, keepdim); }
-Tensor Tensor::all() const { return gr::all(*this); }
-Tensor Tensor::all(int64_t dim, bool keepdim) const { return gr::all(*this, dim, keepdim); }
-Tensor Tensor::count_nonzero(IntArrayRef dim) const { return gr::count_nonzero(*this, dim); }
-Tensor Tensor::count_nonzero(std::optional<int64_t> dim) const { return gr::count_nonzero(*this, dim); }
 
 }  // namespace gr

@@ -3,7 +3,7 @@
 #include "autograd/function.h"
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
-#include "core/native/reduce.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 
@@ -24,6 +24,5 @@ Tensor logsumexp(const Tensor& x, IntArrayRef dim, bool keepdim) {
   return out;
 }
 
-Tensor Tensor::logsumexp(IntArrayRef dim, bool keepdim) const { return gr::logsumexp(*this, dim, keepdim); }
 
 }  // namespace gr

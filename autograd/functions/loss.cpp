@@ -4,9 +4,9 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/elementwise.h"
-#include "core/native/loss.h"
-#include "core/native/reduce.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/loss/loss.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 

@@ -4,10 +4,10 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/index_ops.h"
-#include "core/native/shape.h"
-#include "core/native/strided_loop.h"
+#include "core/native/copy/copy.h"
+#include "core/native/index/index_ops.h"
+#include "core/native/shape/shape.h"
+#include "core/native/elementwise/strided_loop.h"
 
 namespace gr {
 
@@ -102,8 +102,6 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) const {
   return const_cast<Tensor&>(*this);
 }
 
-Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const { return gr::masked_fill(*this, mask, value); }
-Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const { return gr::masked_fill(*this, mask, value); }
 
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
   GR_CHECK(mask.scalar_type() == kBool, "masked_select: expected a bool mask, got ", mask.scalar_type());
@@ -117,7 +115,6 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
            });
   return out;
 }
-Tensor Tensor::masked_select(const Tensor& mask) const { return gr::masked_select(*this, mask); }
 
 Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
   GR_CHECK(mask.scalar_type() == kBool, "masked_scatter: expected a bool mask, got ", mask.scalar_type());
@@ -126,9 +123,6 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
   Tensor out = scatter_by_mask(native::clone(native::expand(self, shape)), m, source, "masked_scatter");
   record_masked_scatter(self, m, source, out);
   return out;
-}
-Tensor Tensor::masked_scatter(const Tensor& mask, const Tensor& source) const {
-  return gr::masked_scatter(*this, mask, source);
 }
 
 Tensor& Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) const {

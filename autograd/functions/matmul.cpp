@@ -5,9 +5,9 @@
 #include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/elementwise.h"
-#include "core/native/gemm.h"
-#include "core/native/shape.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/gemm/gemm.h"
+#include "core/native/shape/shape.h"
 
 namespace gr {
 

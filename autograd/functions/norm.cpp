@@ -7,9 +7,9 @@
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/reduce.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 
@@ -126,15 +126,27 @@ Tensor matrix_norm(const Tensor& x, std::string_view ord, IntArrayRef dim, bool 
   return vector_norm(x, 2, dim, keepdim, dtype);
 }
 
+// torch.linalg.norm: a vector norm over one dim (or the flattened input without ord), a matrix
+// norm over two dims (or a 2-D input with ord).
+Tensor norm(const Tensor& x, const std::optional<Scalar>& ord, OptionalIntArrayRef dim, bool keepdim,
+            std::optional<ScalarType> dtype) {
+  GR_CHECK(x.defined(), "linalg.norm: undefined tensor argument");
+  if (!ord) return vector_norm(x, 2, dim, keepdim, dtype);
+  const size_t n = dim ? dim->size() : static_cast<size_t>(x.dim());
+  GR_CHECK(dim || x.dim() == 1 || x.dim() == 2, "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got ",
+           x.dim(), "D.");
+  GR_CHECK(n == 1 || n == 2, "linalg.norm: If dim is specified, it must be of length 1 or 2. Got ", *dim);
+  return n == 2 ? matrix_norm(x, *ord, dim ? *dim : IntArrayRef{0, 1}, keepdim, dtype) : vector_norm(x, *ord, dim, keepdim, dtype);
+}
+Tensor norm(const Tensor& x, std::string_view ord, OptionalIntArrayRef dim, bool keepdim,
+            std::optional<ScalarType> dtype) {
+  GR_CHECK(x.defined(), "linalg.norm: undefined tensor argument");
+  GR_CHECK(dim ? dim->size() == 2 : x.dim() == 2, "linalg.norm: a string ord (\"", std::string(ord),
+           "\") is a matrix norm: it needs a 2-D input or two dims");
+  return matrix_norm(x, ord, dim ? *dim : IntArrayRef{0, 1}, keepdim, dtype);
+}
+
 }  // namespace linalg
 
-Tensor Tensor::norm(const Scalar& p) const { return gr::norm(*this, p); }
-Tensor Tensor::norm(const std::optional<Scalar>& p, ScalarType dtype) const { return gr::norm(*this, p, dtype); }
-Tensor Tensor::norm(const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) const {
-  return gr::norm(*this, p, dim, keepdim);
-}
-Tensor Tensor::norm(const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim, ScalarType dtype) const {
-  return gr::norm(*this, p, dim, keepdim, dtype);
-}
 
 }  // namespace gr

@@ -8,7 +8,7 @@
 #include "autograd/function.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
-#include "core/native/layer_norm.h"
+#include "core/native/norm/layer_norm.h"
 
 namespace gr {
 

@@ -7,7 +7,7 @@
 #include "autograd/functions/linear_map.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 
 namespace gr {
 

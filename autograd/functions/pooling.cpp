@@ -4,7 +4,7 @@
 #include "autograd/functions/linear_map.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/pooling.h"
+#include "core/native/pooling/pooling.h"
 
 namespace gr {
 

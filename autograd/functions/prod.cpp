@@ -6,8 +6,8 @@
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/elementwise.h"
-#include "core/native/reduce.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 
@@ -62,9 +62,5 @@ Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType
   return prod_impl(x, dim, keepdim, dtype);
 }
 
-Tensor Tensor::prod(std::optional<ScalarType> dtype) const { return gr::prod(*this, dtype); }
-Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<ScalarType> dtype) const {
-  return gr::prod(*this, dim, keepdim, dtype);
-}
 
 }  // namespace gr

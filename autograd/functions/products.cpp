@@ -4,7 +4,7 @@
 
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/gemm.h"
+#include "core/native/gemm/gemm.h"
 
 namespace gr {
 
@@ -91,9 +91,5 @@ Tensor tensordot(const Tensor& a, const Tensor& b, int64_t dims) {
   return tensordot(a, b, da, db);
 }
 
-Tensor Tensor::dot(const Tensor& o) const { return gr::dot(*this, o); }
-Tensor Tensor::mv(const Tensor& vec) const { return gr::mv(*this, vec); }
-Tensor Tensor::outer(const Tensor& vec2) const { return gr::outer(*this, vec2); }
-Tensor Tensor::ger(const Tensor& vec2) const { return gr::ger(*this, vec2); }
 
 }  // namespace gr

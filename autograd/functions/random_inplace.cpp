@@ -7,7 +7,8 @@
 #include "autograd/function.h"
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
-#include "core/native/random.h"
+#include "core/random_ops.h"
+#include "core/native/random/random.h"
 
 namespace gr {
 

@@ -4,9 +4,9 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/rearrange.h"
-#include "core/native/shape.h"
+#include "core/native/copy/copy.h"
+#include "core/native/shape/rearrange.h"
+#include "core/native/shape/shape.h"
 
 namespace gr {
 
@@ -20,7 +20,6 @@ Tensor flip(const Tensor& self, IntArrayRef dims) {
     });
   return out;
 }
-Tensor Tensor::flip(IntArrayRef dims) const { return gr::flip(*this, dims); }
 
 Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   Tensor out = native::roll(self, shifts, dims);
@@ -33,13 +32,9 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   }
   return out;
 }
-Tensor Tensor::roll(IntArrayRef shifts, IntArrayRef dims) const { return gr::roll(*this, shifts, dims); }
 
 Tensor narrow_copy(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   return self.narrow(dim, start, length).clone();
-}
-Tensor Tensor::narrow_copy(int64_t dim, int64_t start, int64_t length) const {
-  return gr::narrow_copy(*this, dim, start, length);
 }
 
 // Note [repeat as a view]: self (padded with leading 1s to len(repeats) dims, sizes p_i) viewed
@@ -115,12 +110,5 @@ Tensor repeat_interleave(const Tensor& self, int64_t repeats, std::optional<int6
   return input.unsqueeze(d + 1).expand(expanded).flatten(d, d + 1);
 }
 
-Tensor Tensor::repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim,
-                                 std::optional<int64_t> output_size) const {
-  return gr::repeat_interleave(*this, repeats, dim, output_size);
-}
-Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim, std::optional<int64_t> output_size) const {
-  return gr::repeat_interleave(*this, repeats, dim, output_size);
-}
 
 }  // namespace gr

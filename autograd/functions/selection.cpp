@@ -1,8 +1,8 @@
 // where, maximum and minimum with backward; comparisons (not differentiable).
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/elementwise.h"
-#include "core/native/reduce.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 

@@ -6,9 +6,9 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/rearrange.h"
-#include "core/native/strided_loop.h"
+#include "core/native/copy/copy.h"
+#include "core/native/shape/rearrange.h"
+#include "core/native/elementwise/strided_loop.h"
 
 namespace gr {
 
@@ -17,7 +17,6 @@ using autograd::record;
 Tensor Tensor::view_as(const Tensor& other) const { return view(other.sizes()); }
 Tensor Tensor::reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
 Tensor Tensor::broadcast_to(IntArrayRef size) const { return expand(size); }
-Tensor broadcast_to(const Tensor& self, IntArrayRef size) { return self.expand(size); }
 
 std::vector<Tensor> broadcast_tensors(const TensorList& tensors) {
   std::vector<int64_t> shape;
@@ -27,10 +26,6 @@ std::vector<Tensor> broadcast_tensors(const TensorList& tensors) {
   return out;
 }
 
-Tensor squeeze(const Tensor& self) { return self.squeeze(); }
-Tensor squeeze(const Tensor& self, int64_t dim) { return self.squeeze(dim); }
-Tensor squeeze(const Tensor& self, IntArrayRef dims) { return self.squeeze(dims); }
-Tensor unsqueeze(const Tensor& self, int64_t dim) { return self.unsqueeze(dim); }
 
 // Squeezes the listed dims that have size 1 (others are left alone, as torch).
 Tensor Tensor::squeeze(IntArrayRef dims) const {
@@ -70,7 +65,6 @@ Tensor Tensor::unflatten(int64_t dim, IntArrayRef sizes) const {
   shape.insert(shape.begin() + d, inner.begin(), inner.end());
   return view(shape);
 }
-Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) { return self.unflatten(dim, sizes); }
 
 Tensor Tensor::movedim(IntArrayRef source, IntArrayRef destination) const {
   GR_CHECK(source.size() == destination.size(), "movedim: invalid source or destination dims: source (", source,
@@ -97,10 +91,6 @@ Tensor Tensor::movedim(IntArrayRef source, IntArrayRef destination) const {
 Tensor Tensor::movedim(int64_t source, int64_t destination) const { return movedim(IntArrayRef(source), IntArrayRef(destination)); }
 Tensor Tensor::moveaxis(IntArrayRef source, IntArrayRef destination) const { return movedim(source, destination); }
 Tensor Tensor::moveaxis(int64_t source, int64_t destination) const { return movedim(source, destination); }
-Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) { return self.movedim(source, destination); }
-Tensor movedim(const Tensor& self, int64_t source, int64_t destination) { return self.movedim(source, destination); }
-Tensor moveaxis(const Tensor& self, IntArrayRef source, IntArrayRef destination) { return self.movedim(source, destination); }
-Tensor moveaxis(const Tensor& self, int64_t source, int64_t destination) { return self.movedim(source, destination); }
 
 std::vector<Tensor> meshgrid(const TensorList& tensors) { return meshgrid(tensors, "ij"); }
 
@@ -154,7 +144,6 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
            }, true);
   return out;
 }
-Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const { return gr::diagonal(*this, offset, dim1, dim2); }
 
 // 1-d: a square matrix with self on diagonal k; 2-d: a copy of diagonal k.
 Tensor diag(const Tensor& self, int64_t diagonal) {
@@ -164,6 +153,5 @@ Tensor diag(const Tensor& self, int64_t diagonal) {
   const int64_t n = self.size(0) + (diagonal < 0 ? -diagonal : diagonal);
   return diagonal_backward(self, {n, n}, diagonal, 0, 1);
 }
-Tensor Tensor::diag(int64_t diagonal) const { return gr::diag(*this, diagonal); }
 
 }  // namespace gr

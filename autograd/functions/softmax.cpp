@@ -3,7 +3,7 @@
 #include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/softmax.h"
+#include "core/native/activation/softmax.h"
 
 namespace gr {
 

@@ -3,7 +3,7 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/sort.h"
+#include "core/native/index/sort.h"
 
 namespace gr {
 
@@ -47,16 +47,5 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
   return {values, indices};
 }
 
-std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const { return gr::sort(*this, dim, descending); }
-std::tuple<Tensor, Tensor> Tensor::sort(std::optional<bool> stable, int64_t dim, bool descending) const {
-  return gr::sort(*this, stable, dim, descending);
-}
-Tensor Tensor::argsort(int64_t dim, bool descending) const { return gr::argsort(*this, dim, descending); }
-Tensor Tensor::argsort(bool stable, int64_t dim, bool descending) const {
-  return gr::argsort(*this, stable, dim, descending);
-}
-std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
-  return gr::topk(*this, k, dim, largest, sorted);
-}
 
 }  // namespace gr

@@ -4,7 +4,7 @@
 // See Note [One node per split].
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/shape.h"
+#include "core/native/shape/shape.h"
 
 namespace gr {
 
@@ -124,16 +124,5 @@ std::vector<Tensor> Tensor::unbind(int64_t dim) const {
   return parts;
 }
 
-std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) { return self.chunk(chunks, dim); }
-std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) { return self.split(split_size, dim); }
-std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim) { return self.split(split_sizes, dim); }
-std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
-  return self.split_with_sizes(split_sizes, dim);
-}
-std::vector<Tensor> tensor_split(const Tensor& self, int64_t sections, int64_t dim) { return self.tensor_split(sections, dim); }
-std::vector<Tensor> tensor_split(const Tensor& self, IntArrayRef indices, int64_t dim) {
-  return self.tensor_split(indices, dim);
-}
-std::vector<Tensor> unbind(const Tensor& self, int64_t dim) { return self.unbind(dim); }
 
 }  // namespace gr

@@ -3,7 +3,7 @@
 #include "autograd/function.h"
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
-#include "core/native/reduce.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 
@@ -79,13 +79,5 @@ Tensor mean(const Tensor& x, std::optional<ScalarType> dtype) {
   return mean_impl("MeanBackward0", x, std::nullopt, false, dtype);
 }
 
-Tensor Tensor::sum(std::optional<ScalarType> dtype) const { return gr::sum(*this, dtype); }
-Tensor Tensor::sum(OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
-  return gr::sum(*this, dim, keepdim, dtype);
-}
-Tensor Tensor::mean(std::optional<ScalarType> dtype) const { return gr::mean(*this, dtype); }
-Tensor Tensor::mean(OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
-  return gr::mean(*this, dim, keepdim, dtype);
-}
 
 }  // namespace gr

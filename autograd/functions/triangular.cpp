@@ -2,9 +2,9 @@
 // two dims, zero the rest. Each is its own adjoint, so the backward is the same op.
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/elementwise.h"
-#include "core/native/index_ops.h"
-#include "core/native/rearrange.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/index/index_ops.h"
+#include "core/native/shape/rearrange.h"
 
 namespace gr {
 
@@ -43,8 +43,6 @@ Tensor& triangle_(const Tensor& self, int64_t k, bool lower) {
 
 Tensor tril(const Tensor& self, int64_t diagonal) { return triangle(self, diagonal, true); }
 Tensor triu(const Tensor& self, int64_t diagonal) { return triangle(self, diagonal, false); }
-Tensor Tensor::tril(int64_t diagonal) const { return triangle(*this, diagonal, true); }
-Tensor Tensor::triu(int64_t diagonal) const { return triangle(*this, diagonal, false); }
 Tensor& Tensor::tril_(int64_t diagonal) const { return triangle_(*this, diagonal, true); }
 Tensor& Tensor::triu_(int64_t diagonal) const { return triangle_(*this, diagonal, false); }
 

@@ -1,7 +1,7 @@
 // In-place forms of the older unary ops (neg_, abs_, exp_, log_, sqrt_, sigmoid_, tanh_; their
 // out-of-place forms live in unary_math.cpp and activations.cpp), with differentiable backwards.
 #include "autograd/functions/elementwise_grad.h"
-#include "core/native/elementwise_math.h"
+#include "core/native/elementwise/elementwise_math.h"
 
 namespace gr {
 
@@ -12,8 +12,7 @@ namespace gr {
   Tensor& Tensor::name##_() const {                                                                         \
     return autograd::record_unary_(node, #name "_", *this, [this] { native::name##_(*this); }, saves_output, \
                                    name##_inplace_grad);                                                    \
-  }                                                                                                         \
-  Tensor& name##_(Tensor& self) { return self.name##_(); }
+  }
 GR_DEFINE_INPLACE_UNARY(abs, "AbsBackward0", false, g * sign(s))
 GR_DEFINE_INPLACE_UNARY(exp, "ExpBackward0", true, g * s)
 GR_DEFINE_INPLACE_UNARY(log, "LogBackward0", false, g / s)
@@ -28,6 +27,5 @@ Tensor& Tensor::neg_() const {
       "NegBackward0", "neg_", *this, {}, [this] { native::neg_(*this); }, autograd::Saves{},
       [](const Tensor& g, const TensorList&, const Tensor&, const std::vector<bool>&) { return TensorList{-g}; });
 }
-Tensor& neg_(Tensor& self) { return self.neg_(); }
 
 }  // namespace gr

@@ -1,9 +1,9 @@
 // neg, exp, log, sqrt, abs and pow with backward.
 #include "autograd/function.h"
 #include "autograd/ops.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/reduce.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 

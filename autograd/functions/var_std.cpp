@@ -5,7 +5,7 @@
 #include "autograd/function.h"
 #include "autograd/functions/reduce_grad.h"
 #include "autograd/ops.h"
-#include "core/native/reduce.h"
+#include "core/native/reduce/reduce.h"
 
 namespace gr {
 
@@ -71,17 +71,5 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& x, OptionalIntArrayRef dim, co
   return moments(x, dim, correction_of(correction), keepdim, true, true);
 }
 
-Tensor Tensor::var(OptionalIntArrayRef dim, bool unbiased, bool keepdim) const {
-  return gr::var(*this, dim, unbiased, keepdim);
-}
-Tensor Tensor::var(OptionalIntArrayRef dim, const std::optional<Scalar>& correction, bool keepdim) const {
-  return gr::var(*this, dim, correction, keepdim);
-}
-Tensor Tensor::std(OptionalIntArrayRef dim, bool unbiased, bool keepdim) const {
-  return gr::std(*this, dim, unbiased, keepdim);
-}
-Tensor Tensor::std(OptionalIntArrayRef dim, const std::optional<Scalar>& correction, bool keepdim) const {
-  return gr::std(*this, dim, correction, keepdim);
-}
 
 }  // namespace gr

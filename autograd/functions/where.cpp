@@ -3,8 +3,8 @@
 // argwhere.
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/elementwise.h"
-#include "core/native/index_ops.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/index/index_ops.h"
 
 namespace gr {
 
@@ -25,7 +25,5 @@ Tensor argwhere(const Tensor& self) { return native::nonzero(self); }
 
 Tensor Tensor::where(const Tensor& condition, const Tensor& other) const { return gr::where(condition, *this, other); }
 Tensor Tensor::where(const Tensor& condition, const Scalar& other) const { return gr::where(condition, *this, other); }
-Tensor Tensor::nonzero() const { return native::nonzero(*this); }
-Tensor Tensor::argwhere() const { return native::nonzero(*this); }
 
 }  // namespace gr

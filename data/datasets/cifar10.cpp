@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/native/shape.h"
+#include "core/native/shape/shape.h"
 #include "data/cifar10.h"
 #include "data/datasets/tensor.h"
 #include "data/transforms/image.h"

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/native/copy.h"
-#include "core/native/shape.h"
+#include "core/native/copy/copy.h"
+#include "core/native/shape/shape.h"
 #include "data/datasets/tensor.h"
 #include "data/idx.h"
 #include "data/transforms/image.h"

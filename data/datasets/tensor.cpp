@@ -1,7 +1,7 @@
 // TensorDataset construction checks, and the row access of every dataset of tensor rows.
 #include "data/datasets/tensor.h"
 
-#include "core/native/shape.h"
+#include "core/native/shape/shape.h"
 
 namespace gr::data::datasets {
 

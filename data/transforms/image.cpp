@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/shape.h"
+#include "core/native/copy/copy.h"
+#include "core/native/shape/shape.h"
 #include "core/philox.h"
 
 namespace gr::data {

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 
 namespace gr::distributed {
 

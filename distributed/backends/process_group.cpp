@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "core/native/elementwise.h"
+#include "core/native/elementwise/elementwise.h"
 
 namespace gr::distributed {
 

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/factory.h"
+#include "distributed/store/rank_list.h"
 
 namespace gr::distributed {
 
@@ -44,20 +45,6 @@ std::string call_text(const Fingerprint& f, bool with_seq) {
   if (op == OpType::Allgather) out << " into " << f[kTensors] << " tensors";
   if (op == OpType::ReduceScatter) out << " from " << f[kTensors] << " tensors";
   if (with_seq) out << " as collective #" << f[kSeq];
-  return out.str();
-}
-
-// "rank 3", "ranks 0, 2-5".
-std::string rank_list(const std::vector<int>& ranks) {
-  std::ostringstream out;
-  out << (ranks.size() == 1 ? "rank " : "ranks ");
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    out << (i ? ", " : "") << ranks[i];
-    if (j > i) out << "-" << ranks[j];
-    i = j + 1;
-  }
   return out.str();
 }
 

@@ -17,7 +17,7 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "distributed/backends/init.h"
 #include "distributed/store/net_util.h"
 #include "distributed/backends/reduce_kernels.h"

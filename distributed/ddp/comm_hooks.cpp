@@ -1,7 +1,7 @@
 // The built-in communication hooks.
 #include "distributed/ddp/comm_hooks.h"
 
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 
 namespace gr::distributed {
 

@@ -2,6 +2,7 @@
 #include "distributed/ddp/control_tensor.h"
 
 #include "core/factory.h"
+#include "core/tensor_literal.h"
 
 namespace gr::distributed {
 

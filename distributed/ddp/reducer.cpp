@@ -10,8 +10,8 @@
 #include "autograd/grad_mode.h"
 #include "autograd/graph_walk.h"
 #include "core/error.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
 #include "core/profiler.h"
 #include "distributed/ddp/control_tensor.h"
 

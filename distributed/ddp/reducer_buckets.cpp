@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "distributed/ddp/control_tensor.h"
 #include "distributed/backends/flat_buffer.h"
 #include "distributed/ddp/reducer.h"

@@ -2,7 +2,7 @@
 // gradients back (or point .grad at the bucket views; with the optimizer in backward, step
 // what is left and, sharded, all-gather the parameters), and count the iteration.
 #include "autograd/grad_mode.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "core/profiler.h"
 #include "distributed/ddp/control_tensor.h"
 #include "distributed/ddp/reducer.h"

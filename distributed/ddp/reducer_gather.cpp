@@ -6,7 +6,7 @@
 #include <string>
 
 #include "autograd/grad_mode.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "core/profiler.h"
 #include "distributed/ddp/reducer.h"
 

@@ -1,7 +1,7 @@
 // The Reducer's part of DDP's join(): a rank out of data mirrors the collectives of an
 // iteration of the ranks still training, with zero gradients (DistributedDataParallel::join
 // drives it, one shadow iteration per iteration of the others).
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "distributed/ddp/reducer.h"
 
 namespace gr::distributed {

@@ -5,7 +5,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "core/profiler.h"
 #include "distributed/ddp/reducer.h"
 

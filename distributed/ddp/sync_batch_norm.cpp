@@ -10,9 +10,10 @@
 #include "autograd/function.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/batch_norm.h"
-#include "core/native/copy.h"
-#include "core/native/shape.h"
+#include "core/tensor_literal.h"
+#include "core/native/norm/batch_norm.h"
+#include "core/native/copy/copy.h"
+#include "core/native/shape/shape.h"
 #include "distributed/backends/init.h"
 
 namespace gr::distributed {

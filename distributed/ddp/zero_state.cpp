@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "distributed/backends/flat_buffer.h"
 #include "distributed/ddp/control_tensor.h"
 #include "distributed/ddp/zero_redundancy_optimizer.h"

@@ -6,8 +6,8 @@
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
 #include "core/profiler.h"
 #include "distributed/fsdp/fsdp_unit.h"
 

@@ -14,7 +14,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "distributed/ddp/control_tensor.h"
 #include "distributed/fsdp/fsdp_unit.h"
 #include "nn/optim/optimizer.h"

@@ -8,7 +8,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "core/profiler.h"
 #include "distributed/ddp/control_tensor.h"
 #include "distributed/fsdp/fsdp_unit.h"

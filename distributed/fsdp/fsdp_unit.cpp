@@ -10,7 +10,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "core/profiler.h"
 #include "distributed/backends/init.h"
 #include "distributed/ddp/control_tensor.h"

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "distributed/store/net_util.h"
+#include "distributed/store/rank_list.h"
 
 namespace gr::distributed {
 
@@ -61,12 +62,6 @@ struct Worker {
 };
 
 using SpecMaker = std::function<ProcessSpec(int rank, EnvVars env)>;
-
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string s;
-  for (int r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
-  return s;
-}
 
 bool env_set(const char* name) {
   const char* v = std::getenv(name);
@@ -137,7 +132,7 @@ class GroupRunner {
         result.timed_out = true;
         result.exit_code = 124;
         result.summary = "timed out after " + std::to_string(opt_.timeout.count()) + " ms" +
-                         (running.empty() ? "" : "; ranks " + rank_list(running) + " were still running and were killed");
+                         (running.empty() ? "" : "; " + rank_list(running) + (running.size() == 1 ? " was still running and was killed" : " were still running and were killed"));
         return Outcome::kTimeout;
       }
       bool all_done = true;
@@ -165,7 +160,7 @@ class GroupRunner {
     result.interrupted_by = sig;
     result.exit_code = 128 + sig;
     result.summary = "received " + signal_name(sig) + "; forwarded it to the workers" +
-                     (running.empty() ? "" : " (stopped ranks " + rank_list(running) + ")");
+                     (running.empty() ? "" : " (stopped " + rank_list(running) + ")");
     return Outcome::kSignal;
   }
 
@@ -185,7 +180,7 @@ class GroupRunner {
       asked_workers.push_back(&w);
     }
     if (asked_workers.empty()) return;
-    say("asked ranks " + rank_list(ranks_of(asked_workers)) + " for their flight recorder dumps (" + dir + ")");
+    say("asked " + rank_list(ranks_of(asked_workers)) + " for their flight recorder dumps (" + dir + ")");
     const auto end = Clock::now() + kFlightDumpWait;
     while (Clock::now() < end && !g_signal) {
       bool all = true;

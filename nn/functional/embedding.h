@@ -42,6 +42,8 @@ struct EmbeddingFuncOptions {
 };
 // A negative padding_idx counts from the end, as torch's.
 Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options = {});
+// int64 classes -> int64 [..., num_classes]; -1 infers max + 1 (gr::one_hot).
+inline Tensor one_hot(const Tensor& tensor, int64_t num_classes = -1) { return gr::one_hot(tensor, num_classes); }
 
 struct EmbeddingBagFuncOptions {
   GR_ARG(Tensor, offsets);

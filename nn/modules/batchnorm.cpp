@@ -6,8 +6,8 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
 #include "nn/init.h"
 
 namespace gr::nn {

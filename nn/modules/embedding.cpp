@@ -5,7 +5,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/native/index_ops.h"
+#include "core/native/index/index_ops.h"
 #include "nn/init.h"
 
 namespace gr::nn {

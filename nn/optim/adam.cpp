@@ -6,7 +6,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
-#include "core/native/optimizer_steps.h"
+#include "core/native/optim/optimizer_steps.h"
 #include "nn/optim/step_runs.h"
 
 namespace gr::optim {

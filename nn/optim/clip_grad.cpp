@@ -5,8 +5,8 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
-#include "core/native/copy.h"
-#include "core/native/foreach.h"
+#include "core/native/copy/copy.h"
+#include "core/native/optim/foreach.h"
 
 namespace gr::nn::utils {
 

@@ -23,7 +23,7 @@ double clip_grad_norm_(const Tensor& parameter, double max_norm, double norm_typ
 // The two halves of clip_grad_norm_ without waiting for the device (PyTorch 2.6's
 // torch.nn.utils.get_total_norm and clip_grads_with_norm_): the total norm of `tensors` (as if
 // concatenated) as a 0-d float64 tensor on their device, in a few multi-tensor passes on a GPU
-// (Note [Foreach lists] in core/native/foreach.h); and the parameters' gradients scaled by
+// (Note [Foreach lists] in core/native/optim/foreach.h); and the parameters' gradients scaled by
 // min(1, max_norm / (total_norm + 1e-6)), the factor computed where total_norm is. A training
 // step that does not need the norm on the host uses these (train_gpt does).
 // error_if_nonfinite reads the norm, which waits for the device.

@@ -1,4 +1,4 @@
-// Hands an optimizer's per-parameter updates to the list steps of core/native/optimizer_steps.h
+// Hands an optimizer's per-parameter updates to the list steps of core/native/optim/optimizer_steps.h
 // in runs: consecutive parameters with one functor, device and dtype go in one call, which on
 // a GPU is a few multi-tensor launches for a whole model (PyTorch's foreach/fused steps).
 #pragma once
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/native/optimizer_steps.h"
+#include "core/native/optim/optimizer_steps.h"
 
 namespace gr::optim {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/native/conv2d.h"
+#include "core/native/conv/conv2d.h"
 #include "reference_util.h"
 
 namespace gr::test {
@@ -20,16 +20,16 @@ inline const nlohmann::json& conv_reference() {
 // direct where they apply).
 template <class F>
 void for_each_conv_algorithm(F body) {
-  for (auto algo : {native::Conv2dCpuAlgorithm::kIm2col, native::Conv2dCpuAlgorithm::kWinograd,
-                    native::Conv2dCpuAlgorithm::kDirect, native::Conv2dCpuAlgorithm::kDense}) {
-    CAPTURE(algo == native::Conv2dCpuAlgorithm::kWinograd ? "winograd"
-            : algo == native::Conv2dCpuAlgorithm::kDirect ? "direct"
-            : algo == native::Conv2dCpuAlgorithm::kDense  ? "dense"
+  for (auto algo : {backends::cpu::Conv2dAlgorithm::kIm2col, backends::cpu::Conv2dAlgorithm::kWinograd,
+                    backends::cpu::Conv2dAlgorithm::kDirect, backends::cpu::Conv2dAlgorithm::kDense}) {
+    CAPTURE(algo == backends::cpu::Conv2dAlgorithm::kWinograd ? "winograd"
+            : algo == backends::cpu::Conv2dAlgorithm::kDirect ? "direct"
+            : algo == backends::cpu::Conv2dAlgorithm::kDense  ? "dense"
                                                            : "im2col");
-    native::set_conv2d_cpu_algorithm(algo);
+    backends::cpu::set_conv2d_algorithm(algo);
     body();
   }
-  native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
+  backends::cpu::set_conv2d_algorithm(backends::cpu::Conv2dAlgorithm::kAuto);
 }
 
 }  // namespace gr::test

@@ -5,8 +5,8 @@
 #include <atomic>
 #include <cmath>
 
-#include "core/native/attention.h"
-#include "core/native/gemm_packed.h"
+#include "core/native/attention/attention.h"
+#include "core/native/gemm/gemm_packed.h"
 #include "test_util.h"
 
 using namespace gr;
@@ -102,7 +102,7 @@ TEST_CASE("scaled_dot_product_attention in bfloat16 on the CPU: the float32 comp
   for (const Case& c : cases()) {
     if (c.name == "broadcast batch dims") continue;  // sums gradients over the batch after rounding
     INFO("case: ", c.name);
-    const bool pairs = native::bf16_pair_products() && c.q.back() % 2 == 0 && c.v.back() % 2 == 0;
+    const bool pairs = backends::cpu::bf16_pair_products() && c.q.back() % 2 == 0 && c.v.back() % 2 == 0;
     auto draw = [&](std::vector<int64_t> shape, uint64_t seed) { return randn_of(shape, seed, kBFloat16); };
     Tensor q = draw(c.q, 1), k = draw(c.k, 2), v = draw(c.v, 3), mask;
     if (c.mask == 1) mask = draw(c.mask_shape, 4).gt(-0.5);

@@ -3,7 +3,7 @@
 #include "test_util.h"
 
 #include <cmath>
-#include <gradring/core/native/batch_norm.h>
+#include <gradring/core/native/norm/batch_norm.h>
 #include <vector>
 
 using namespace gr;

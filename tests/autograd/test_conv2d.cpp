@@ -30,22 +30,22 @@ struct ConvShape {
 
 // Output and input, weight and bias gradients of a float32 convolution of shape s under each
 // of `algos` agree with im2col's.
-void check_against_im2col(const ConvShape& s, std::initializer_list<native::Conv2dCpuAlgorithm> algos) {
+void check_against_im2col(const ConvShape& s, std::initializer_list<backends::cpu::Conv2dAlgorithm> algos) {
   CAPTURE(s.x);
   CAPTURE(s.w);
   Tensor x = randn(s.x), w = randn(s.w), b = randn({s.w[0]});
   Tensor y0 = conv2d(x, w, b, s.stride, s.padding, s.dilation, s.groups);
   Tensor gy = randn(y0.sizes());
-  auto run = [&](native::Conv2dCpuAlgorithm algo) {
-    native::set_conv2d_cpu_algorithm(algo);
+  auto run = [&](backends::cpu::Conv2dAlgorithm algo) {
+    backends::cpu::set_conv2d_algorithm(algo);
     Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true),
            bi = b.detach().requires_grad_(true);
     Tensor y = conv2d(xi, wi, bi, s.stride, s.padding, s.dilation, s.groups);
     y.backward(gy);
-    native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
+    backends::cpu::set_conv2d_algorithm(backends::cpu::Conv2dAlgorithm::kAuto);
     return TensorList{y.detach(), xi.grad(), wi.grad(), bi.grad()};
   };
-  TensorList ref = run(native::Conv2dCpuAlgorithm::kIm2col);
+  TensorList ref = run(backends::cpu::Conv2dAlgorithm::kIm2col);
   for (auto algo : algos) {
     CAPTURE(static_cast<int>(algo));
     TensorList got = run(algo);
@@ -161,12 +161,12 @@ TEST_CASE("conv2d gives the same results when the minibatch is cut into im2col c
     return TensorList{y.detach(), xi.grad(), wi.grad(), bi.grad()};
   };
   TensorList whole = run();
-  const int64_t saved = native::conv2d_cpu_workspace_limit();
-  native::set_conv2d_cpu_workspace_limit(2 * 27 * 42 * 8);  // two images' columns per chunk
+  const int64_t saved = backends::cpu::conv2d_workspace_limit();
+  backends::cpu::set_conv2d_workspace_limit(2 * 27 * 42 * 8);  // two images' columns per chunk
   TensorList chunked = run();
-  native::set_conv2d_cpu_workspace_limit(0);  // one image per chunk
+  backends::cpu::set_conv2d_workspace_limit(0);  // one image per chunk
   TensorList single = run();
-  native::set_conv2d_cpu_workspace_limit(saved);
+  backends::cpu::set_conv2d_workspace_limit(saved);
   for (size_t i = 0; i < whole.size(); ++i) {
     test::check_close(chunked[i], whole[i], 1e-12);
     test::check_close(single[i], whole[i], 1e-12);
@@ -188,15 +188,15 @@ TEST_CASE("Winograd and im2col agree on float32 convolutions (several chunks, wi
     Tensor x = randn(s.x), w = randn(s.w), b = randn({s.w[0]});
     Tensor y0 = conv2d(x, w, b, 1, s.padding);
     Tensor gy = randn(y0.sizes());
-    auto run = [&](native::Conv2dCpuAlgorithm algo) {
-      native::set_conv2d_cpu_algorithm(algo);
+    auto run = [&](backends::cpu::Conv2dAlgorithm algo) {
+      backends::cpu::set_conv2d_algorithm(algo);
       Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true);
       Tensor y = conv2d(xi, wi, b, 1, s.padding);
       y.backward(gy);
-      native::set_conv2d_cpu_algorithm(native::Conv2dCpuAlgorithm::kAuto);
+      backends::cpu::set_conv2d_algorithm(backends::cpu::Conv2dAlgorithm::kAuto);
       return TensorList{y.detach(), xi.grad(), wi.grad()};
     };
-    TensorList ref = run(native::Conv2dCpuAlgorithm::kIm2col), win = run(native::Conv2dCpuAlgorithm::kWinograd);
+    TensorList ref = run(backends::cpu::Conv2dAlgorithm::kIm2col), win = run(backends::cpu::Conv2dAlgorithm::kWinograd);
     for (size_t i = 0; i < ref.size(); ++i) CHECK(win[i].allclose(ref[i], 1e-4, 1e-3));
   }
 }
@@ -210,7 +210,7 @@ TEST_CASE("direct and im2col agree on float32 convolutions (vector rows, tails, 
                              ConvShape{{2, 2, 20, 40}, {6, 1, 3, 3}, {1}, {0, 2}, {2, 1}, 2},
                              ConvShape{{1, 3, 9, 70}, {5, 3, 2, 2}, {3, 1}, {0}, {1, 3}, 1},
                              ConvShape{{4, 1, 6, 5}, {3, 1, 7, 7}, {1}, {3}, {1}, 1}})
-    check_against_im2col(s, {native::Conv2dCpuAlgorithm::kDirect});
+    check_against_im2col(s, {backends::cpu::Conv2dAlgorithm::kDirect});
 }
 
 TEST_CASE("dense and im2col agree on float32 convolutions (tiny maps, strides, padding, dilation, groups)") {
@@ -224,7 +224,7 @@ TEST_CASE("dense and im2col agree on float32 convolutions (tiny maps, strides, p
                              ConvShape{{4, 5, 3, 1}, {7, 5, 5, 3}, {1}, {2, 1}, {1}, 1},
                              ConvShape{{2, 4, 5, 4}, {3, 4, 2, 3}, {2, 1}, {1, 2}, {2, 1}, 1},
                              ConvShape{{1, 3, 1, 2}, {4, 3, 7, 7}, {1}, {3}, {1}, 1}})
-    check_against_im2col(s, {native::Conv2dCpuAlgorithm::kDense, native::Conv2dCpuAlgorithm::kAuto});
+    check_against_im2col(s, {backends::cpu::Conv2dAlgorithm::kDense, backends::cpu::Conv2dAlgorithm::kAuto});
 }
 
 TEST_CASE("conv2d rejects bad arguments with messages naming conv2d and the shapes") {

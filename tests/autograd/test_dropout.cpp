@@ -3,7 +3,7 @@
 #include "test_util.h"
 
 #include <cmath>
-#include <gradring/core/native/dropout.h>
+#include <gradring/core/native/activation/dropout.h>
 #include <gradring/core/philox.h>
 #include <vector>
 

@@ -1,6 +1,8 @@
-// OpInfo entries of the math family (gradchecked in float64 by test_op_info.cpp): inputs are
-// drawn away from poles and kinks (asin/acos/erfinv in (-1, 1), logs of positive values,
-// divisors away from 0, clamp bounds away from the data); in-place forms run on non-leaves.
+// OpInfo entries of the math family (gradchecked in float64 by test_op_info.cpp): one for
+// every element-wise line of core/native/elementwise/math_ops.def, out of place and in place, with the
+// inputs its domain names, and the hand-written ops'. Inputs are drawn away from poles and
+// kinks (asin/acos/erfinv in (-1, 1), logs of positive values, divisors away from 0, clamp
+// bounds away from the data); in-place forms run on non-leaves.
 #include <set>
 
 #include "op_info.h"
@@ -23,37 +25,51 @@ using Fn1 = Tensor (*)(const Tensor&);
 void unary(std::vector<OpInfo>& ops, const char* name, Fn1 f, std::function<Tensor()> input) {
   ops.push_back({name, [input] { return TensorList{input()}; }, [f](const TensorList& t) { return f(t[0]); }});
 }
+
+// Inputs by the domain a list line names (core/native/elementwise/math_ops.def). These run at
+// static initialisation (the registry is filled then), outside any test: an unknown domain fails
+// the test that draws the inputs.
+std::function<Tensor()> unary_domain(const char* domain, uint64_t seed) {
+  const std::string d = domain;
+  if (d == "normal") return [seed] { return op_input({3, 4}, seed); };
+  if (d == "unit") return [seed] { return unit({3, 4}, seed); };
+  if (d == "positive") return [seed] { return positive({3, 4}, seed, 0.2); };
+  if (d == "away_from_zero") return [seed] { return away_from_zero({3, 4}, seed); };
+  if (d == "steps") return [seed] { return leaf(op_input({3, 4}, seed) * 3); };  // never at a step
+  return [d] {
+    FAIL("math_ops.def names an unknown input domain: ", d);
+    return Tensor();
+  };
+}
+// Two inputs that broadcast ([3, 4] with [4]).
+std::function<TensorList()> binary_domain(const char* domain, uint64_t seed) {
+  const std::string d = domain;
+  if (d == "normal") return [seed] { return TensorList{op_input({3, 4}, seed), op_input({4}, seed + 1)}; };
+  if (d == "positive_other") return [seed] { return TensorList{op_input({3, 4}, seed), positive({4}, seed + 1)}; };
+  if (d == "away_from_zero")
+    return [seed] { return TensorList{away_from_zero({3, 4}, seed), away_from_zero({4}, seed + 1)}; };
+  return [d] {
+    FAIL("math_ops.def names an unknown input domain: ", d);
+    return TensorList();
+  };
+}
 }  // namespace
 
+// Every element-wise line of the list, out of place and in place (on a non-leaf copy, so the
+// node's backward reads self's old value or its new one).
 GR_OP_INFOS(add_unary_math_op_infos) {
-  auto normal = [] { return op_input({3, 4}, 101); };
-  unary(ops, "sin", sin, normal);
-  unary(ops, "cos", cos, normal);
-  unary(ops, "tan", tan, [] { return unit({3, 4}, 102); });
-  unary(ops, "asin", asin, [] { return unit({3, 4}, 103); });
-  unary(ops, "acos", acos, [] { return unit({3, 4}, 104); });
-  unary(ops, "atan", atan, normal);
-  unary(ops, "sinh", sinh, normal);
-  unary(ops, "cosh", cosh, normal);
-  unary(ops, "erf", erf, normal);
-  unary(ops, "erfc", erfc, normal);
-  unary(ops, "erfinv", erfinv, [] { return unit({3, 4}, 105); });
-  unary(ops, "rsqrt", rsqrt, [] { return positive({3, 4}, 106); });
-  unary(ops, "reciprocal", reciprocal, [] { return away_from_zero({3, 4}, 107); });
-  unary(ops, "log1p", log1p, [] { return positive({3, 4}, 108, 0.0); });
-  unary(ops, "expm1", expm1, normal);
-  unary(ops, "log2", log2, [] { return positive({3, 4}, 109, 0.2); });
-  unary(ops, "log10", log10, [] { return positive({3, 4}, 110, 0.2); });
-  unary(ops, "square", square, normal);
-  // Piecewise constant: the gradient is zero (random inputs are never at a step).
-  unary(ops, "sign", sign, [] { return away_from_zero({3, 4}, 111); });
-  unary(ops, "floor", floor, [] { return leaf(op_input({3, 4}, 112) * 3); });
-  unary(ops, "ceil", ceil, [] { return leaf(op_input({3, 4}, 113) * 3); });
-  unary(ops, "round", round, [] { return leaf(op_input({3, 4}, 114) * 3); });
-  unary(ops, "trunc", trunc, [] { return leaf(op_input({3, 4}, 115) * 3); });
-  unary(ops, "frac", frac, [] { return leaf(op_input({3, 4}, 116) * 3); });
+  uint64_t seed = 101;
+#define GR_UNARY_OP(name, F, dtypes, node, domain)                                                      \
+  unary(ops, #name, [](const Tensor& x) { return gr::name(x); }, unary_domain(#domain, seed++));        \
+  ops.push_back({"Tensor::" #name "_", [input = unary_domain(#domain, seed++)] { return TensorList{input()}; }, \
+                 [](const TensorList& t) {                                                              \
+                   Tensor y = t[0] * 1.0;                                                               \
+                   return y.name##_();                                                                  \
+                 }});
+#include "core/native/elementwise/math_ops.def"
   ops.push_back({"round", [] { return TensorList{op_input({3, 4}, 117)}; },
                  [](const TensorList& t) { return round(t[0], 2); }});
+  auto normal = [] { return op_input({3, 4}, 100); };
   unary(ops, "softplus", [](const Tensor& x) { return softplus(x); }, normal);
   // beta x stays below the threshold (log1p(exp) part) or above it (the identity).
   ops.push_back({"softplus", [] { return TensorList{leaf(op_input({3, 4}, 118) * 0.1)}; },
@@ -63,10 +79,22 @@ GR_OP_INFOS(add_unary_math_op_infos) {
 }
 
 GR_OP_INFOS(add_binary_math_op_infos) {
-  ops.push_back({"atan2", [] { return TensorList{op_input({3, 4}, 120), op_input({4}, 121)}; },
-                 [](const TensorList& t) { return atan2(t[0], t[1]); }});
-  ops.push_back({"hypot", [] { return TensorList{op_input({3, 1}, 122), op_input({3, 4}, 123)}; },
-                 [](const TensorList& t) { return hypot(t[0], t[1]); }});
+  uint64_t seed = 200;
+#define GR_BINARY_OP(name, F, dtypes, node, domain) \
+  ops.push_back({#name, binary_domain(#domain, seed += 2), [](const TensorList& t) { return gr::name(t[0], t[1]); }});
+  // In place: other is also self's own values once, as y.hypot_(y).
+#define GR_BINARY_INPLACE(name, node, variants)                                                         \
+  ops.push_back({"Tensor::" #name "_", [] { return TensorList{op_input({3, 4}, 230)}; }, [](const TensorList& t) { \
+                   Tensor y = t[0] * 1.0;                                                               \
+                   return y.name##_(y * 0.5 + 2.0);                                                      \
+                 }});
+#define GR_BINARY_SCALAR(name, node)                                                                   \
+  ops.push_back({#name, [] { return TensorList{op_input({3, 4}, 231)}; },                               \
+                 [](const TensorList& t) { return gr::name(t[0], 1.5); }});
+#define GR_BINARY_SCALAR_SELF(name, node)                                                              \
+  ops.push_back({#name, [] { return TensorList{positive({3, 4}, 232)}; },                               \
+                 [](const TensorList& t) { return gr::name(1.5, t[0]); }});
+#include "core/native/elementwise/math_ops.def"
   ops.push_back({"fmod", [] { return TensorList{leaf(op_input({3, 4}, 124) * 4), positive({4}, 125)}; },
                  [](const TensorList& t) { return fmod(t[0], t[1]); }});
   ops.push_back({"fmod", [] { return TensorList{leaf(op_input({3, 4}, 126) * 4)}; },
@@ -109,12 +137,6 @@ GR_OP_INFOS(add_inplace_math_op_infos) {
                   }};
   };
   auto normal = [] { return op_input({3, 4}, 150); };
-  ops.push_back(in_place("Tensor::sin_", [](Tensor& y) { y.sin_(); }, normal));
-  ops.push_back(in_place("Tensor::tan_", [](Tensor& y) { y.tan_(); }, [] { return unit({3, 4}, 151); }));
-  ops.push_back(in_place("Tensor::erfinv_", [](Tensor& y) { y.erfinv_(); }, [] { return unit({3, 4}, 152); }));
-  ops.push_back(in_place("Tensor::rsqrt_", [](Tensor& y) { y.rsqrt_(); }, [] { return positive({3, 4}, 153); }));
-  ops.push_back(in_place("Tensor::square_", [](Tensor& y) { y.square_(); }, normal));
-  ops.push_back(in_place("Tensor::floor_", [](Tensor& y) { y.floor_(); }, normal));
   ops.push_back(in_place("Tensor::exp_", [](Tensor& y) { y.exp_(); }, normal));
   ops.push_back(in_place("Tensor::log_", [](Tensor& y) { y.log_(); }, [] { return positive({3, 4}, 154); }));
   ops.push_back(in_place("Tensor::sqrt_", [](Tensor& y) { y.sqrt_(); }, [] { return positive({3, 4}, 155); }));
@@ -124,12 +146,7 @@ GR_OP_INFOS(add_inplace_math_op_infos) {
   ops.push_back(in_place("Tensor::neg_", [](Tensor& y) { y.neg_(); }, normal));
   ops.push_back(in_place("Tensor::clamp_", [](Tensor& y) { y.clamp_(-0.5, 0.5); }, normal));
   ops.push_back(in_place("Tensor::round_", [](Tensor& y) { y.round_(1); }, normal));
-  // Two inputs, both differentiated; other also in place on self's own values.
-  ops.push_back({"Tensor::atan2_", [] { return TensorList{op_input({3, 4}, 157), op_input({4}, 158)}; },
-                 [](const TensorList& t) {
-                   Tensor y = t[0] * 1.0;
-                   return y.atan2_(t[1]);
-                 }});
+  // other is self itself: the kernel overwrites what the backward reads (record_elementwise_ clones it).
   ops.push_back({"Tensor::hypot_", [] { return TensorList{op_input({3, 4}, 159)}; },
                  [](const TensorList& t) {
                    Tensor y = t[0] * 1.0;
@@ -166,7 +183,9 @@ TEST_CASE("the math family's gradients under create_graph are differentiable whe
   gr::testing::add_binary_math_op_infos(ops);
   gr::testing::add_clamp_op_infos(ops);
   gr::testing::add_inplace_math_op_infos(ops);
-  const std::set<std::string> constant = {"sign", "floor", "ceil", "round", "trunc", "Tensor::floor_", "Tensor::round_"};
+  const std::set<std::string> constant = {"sign",          "floor",          "ceil",          "round",
+                                          "trunc",         "Tensor::sign_",  "Tensor::floor_", "Tensor::ceil_",
+                                          "Tensor::round_", "Tensor::trunc_"};
   for (const auto& op : ops) {
     INFO("op ", op.name);
     CHECK(op.double_backward);

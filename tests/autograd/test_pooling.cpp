@@ -3,7 +3,7 @@
 #include "test_util.h"
 
 #include <cmath>
-#include <gradring/core/native/pooling.h>
+#include <gradring/core/native/pooling/pooling.h>
 #include <limits>
 #include <vector>
 

@@ -1,4 +1,4 @@
-// The index helpers of core/native/conv2d_index.h, shared by the CPU im2col and the CUDA
+// The index helpers of core/native/conv/conv2d_index.h, shared by the CPU im2col and the CUDA
 // im2col/col2im kernels: conv_output_index inverts conv_input_index, conv_valid_range is the
 // set brute force finds, and col2im written as a gather over conv_output_index (the CUDA
 // kernel's formulation) gives the CPU col2im_add's result bit for bit.
@@ -7,8 +7,8 @@
 #include <random>
 #include <vector>
 
-#include "core/native/conv2d_index.h"
-#include "core/native/im2col.h"
+#include "core/native/conv/conv2d_index.h"
+#include "core/native/conv/im2col.h"
 
 using namespace gr::native;
 

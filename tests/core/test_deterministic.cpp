@@ -1,7 +1,7 @@
 // gr::use_deterministic_algorithms (core/deterministic.h) on the CPU: the switch and its
 // warn_only mode, alert_not_deterministic naming the op, the scatter schedule a CUDA kernel
 // takes under it (Note [Deterministic scatter]), and advanced-index writes in order.
-#include <gradring/core/native/index_ops.h>
+#include <gradring/core/native/index/index_ops.h>
 
 #include "test_util.h"
 

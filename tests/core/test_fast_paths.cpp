@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/native/activation.h"
-#include "core/native/lane_sums.h"
+#include "core/native/activation/activation.h"
+#include "core/native/reduce/lane_sums.h"
 #include "test_util.h"
 
 using namespace gr;

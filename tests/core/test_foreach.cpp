@@ -1,12 +1,12 @@
-// The foreach ops (core/native/foreach.h) and the list optimizer steps on the CPU: the same
+// The foreach ops (core/native/optim/foreach.h) and the list optimizer steps on the CPU: the same
 // bits as the one-tensor-at-a-time arithmetic they replace (clip_grad_norm_'s norm of norms,
 // mul_ by the clip factor, fill_, the single-parameter steps), and the packing of multi-tensor
 // launches (cuda_kernels/multi_tensor.h).
-#include <gradring/core/native/copy.h>
-#include <gradring/core/native/foreach.h>
-#include <gradring/core/native/optimizer_steps.h>
-#include <gradring/core/native/reduce.h>
-#include <gradring/core/native/shape.h>
+#include <gradring/core/native/copy/copy.h>
+#include <gradring/core/native/optim/foreach.h>
+#include <gradring/core/native/optim/optimizer_steps.h>
+#include <gradring/core/native/reduce/reduce.h>
+#include <gradring/core/native/shape/shape.h>
 #include <gradring/core/optimizer_functors.h>
 
 #include <map>

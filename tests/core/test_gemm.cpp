@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/gemm.h"
-#include "core/native/gemm_packed.h"
-#include "core/native/shape.h"
+#include "core/native/copy/copy.h"
+#include "core/native/gemm/gemm.h"
+#include "core/native/gemm/gemm_packed.h"
+#include "core/native/shape/shape.h"
 #include "core/parallel.h"
 #include "compare.h"
 

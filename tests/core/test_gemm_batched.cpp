@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/factory.h"
-#include "core/native/gemm.h"
-#include "core/native/shape.h"
+#include "core/native/gemm/gemm.h"
+#include "core/native/shape/shape.h"
 
 using namespace gr;
 namespace N = gr::native;

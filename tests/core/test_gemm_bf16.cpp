@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "core/parallel.h"
-#include "core/native/gemm.h"
+#include "core/native/gemm/gemm.h"
 #include "reference_util.h"
 
 using namespace gr;

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "core/factory.h"
-#include "core/native/copy.h"
-#include "core/native/elementwise.h"
-#include "core/native/gemm.h"
-#include "core/native/shape.h"
+#include "core/native/copy/copy.h"
+#include "core/native/elementwise/elementwise.h"
+#include "core/native/gemm/gemm.h"
+#include "core/native/shape/shape.h"
 #include "compare.h"
 #include "core/parallel.h"
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <gradring/core/functors.h>
-#include <gradring/core/native/pooling.h>
-#include <gradring/core/native/reduce.h>
+#include <gradring/core/native/pooling/pooling.h>
+#include <gradring/core/native/reduce/reduce.h>
 #include <limits>
 #include <random>
 #include <sstream>

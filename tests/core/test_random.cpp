@@ -1,6 +1,6 @@
 // Random tensors: reproducible per seed, independent of thread count, right statistics; the
 // integer route of native::random_.
-#include <gradring/core/native/random.h>
+#include <gradring/core/native/random/random.h>
 
 #include "test_util.h"
 

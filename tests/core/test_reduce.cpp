@@ -1,7 +1,7 @@
 // Reductions over dims, with keepdim, over strided inputs and in float64.
 #include <cmath>
 
-#include "core/native/lane_sums.h"
+#include "core/native/reduce/lane_sums.h"
 #include "test_util.h"
 
 using namespace gr;

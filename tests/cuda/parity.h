@@ -4,8 +4,8 @@
 #pragma once
 
 #include <doctest/doctest.h>
-#include <gradring/core/native/copy.h>
-#include <gradring/core/native/shape.h>
+#include <gradring/core/native/copy/copy.h>
+#include <gradring/core/native/shape/shape.h>
 #include <gradring/gradring.h>
 
 #include <cmath>

@@ -2,10 +2,10 @@
 // run by `test_cuda --no-device` too): the mma.sync fragment and ldmatrix address arithmetic
 // of cuda_kernels/attention_fragments.h, checked by emulating ldmatrix and mma from the PTX
 // ISA's tables (written out here, independently of the header) on every product the kernels
-// form; and the shared schedule of core/native/attention_flash.h (which tiles a tile visits,
+// form; and the shared schedule of core/native/attention/attention_flash.h (which tiles a tile visits,
 // which need masking, the online softmax across tiles, the dropout flags) against the plain
 // formulas.
-#include <gradring/core/native/attention_flash.h>
+#include <gradring/core/native/attention/attention_flash.h>
 
 #include <cmath>
 #include <random>

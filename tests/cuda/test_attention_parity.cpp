@@ -8,7 +8,7 @@
 //   float32 2e-4 forward, 1e-3 backward (another summation order, __expf);
 //   float16 5e-3 / 2e-2 and bfloat16 2e-2 / 5e-2 (P and dS rounded for the tensor cores,
 //   outputs rounded to the 16-bit type).
-#include <gradring/core/native/attention.h>
+#include <gradring/core/native/attention/attention.h>
 
 #include <sstream>
 

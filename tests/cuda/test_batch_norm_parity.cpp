@@ -2,7 +2,7 @@
 // statistics of shifted data (double accumulators on both sides), both element-wise launch
 // shapes (long planes, S = 1), optional weight/bias, running-stat updates, a permuted input,
 // and BatchNorm through autograd in training mode.
-#include <gradring/core/native/batch_norm.h>
+#include <gradring/core/native/norm/batch_norm.h>
 
 #include "parity.h"
 

@@ -4,7 +4,7 @@
 // the fallback also with a workspace limit small enough to cut the minibatch into chunks;
 // and the algorithm cache (one search per problem and pass), benchmark mode, a zero
 // workspace limit, and empty minibatches.
-#include <gradring/core/native/conv2d.h>
+#include <gradring/core/native/conv/conv2d.h>
 
 #include "cuda_kernels/conv2d.h"
 #include "parity.h"

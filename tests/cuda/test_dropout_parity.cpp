@@ -1,7 +1,7 @@
 // CPU-vs-CUDA parity of dropout: the same generator state gives bit-identical masks and
 // outputs on both devices (Philox, subsequence 0, one block per 4 elements), for odd sizes,
 // p = 0 and p = 1, float32 and float64, non-contiguous inputs; and the backward product.
-#include <gradring/core/native/dropout.h>
+#include <gradring/core/native/activation/dropout.h>
 
 #include "parity.h"
 

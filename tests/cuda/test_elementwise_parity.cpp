@@ -1,7 +1,7 @@
 // CPU-vs-CUDA parity of the element-wise kernels: arithmetic, comparisons, where, unary math
 // and the fused backward formulas, over dtypes, broadcasting, strided views and loops long
 // enough that the grid-stride loop wraps.
-#include <gradring/core/native/elementwise.h>
+#include <gradring/core/native/elementwise/elementwise.h>
 
 #include "parity.h"
 

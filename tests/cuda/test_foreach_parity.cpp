@@ -3,8 +3,8 @@
 // lists with odd sizes, empty tensors, tensors longer than a chunk and more tensors and chunks
 // than one launch holds; and the host synchronisations a train_gpt step makes (Note [Host
 // synchronisations]): at most one, its loss.item().
-#include <gradring/core/native/foreach.h>
-#include <gradring/core/native/optimizer_steps.h>
+#include <gradring/core/native/optim/foreach.h>
+#include <gradring/core/native/optim/optimizer_steps.h>
 
 #include "common/gpt.h"
 #include "cuda_kernels/multi_tensor.h"

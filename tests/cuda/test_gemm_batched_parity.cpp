@@ -2,7 +2,7 @@
 // strided-batched call) directly, with shared operands (batch stride 0), padded leading dims
 // and beta != 0, and through bmm / matmul: transposed batch operands, a matrix broadcast over
 // a batch, broadcast batch dims, many tiny products, and K = 0.
-#include <gradring/core/native/gemm.h>
+#include <gradring/core/native/gemm/gemm.h>
 
 #include "parity.h"
 

@@ -4,7 +4,7 @@
 // operands, odd and unaligned sizes, K = 0; each once more with cuBLASLt switched off (the
 // cublasGemmEx path and its bias kernel). The CPU rounds each float sum once, as CUDA does; the
 // sums' order differs, so results may differ by one step of the reduced type.
-#include <gradring/core/native/gemm.h>
+#include <gradring/core/native/gemm/gemm.h>
 
 #include "cuda_kernels/gemm_lt.h"
 #include "parity.h"

@@ -1,7 +1,7 @@
 // CPU-vs-CUDA parity of nll_loss forward and backward (every reduction, class weights,
 // ignore_index, an all-ignored batch, [C] inputs, a non-contiguous input), and the CUDA
 // convention for a target out of range: NaN instead of the CPU's error.
-#include <gradring/core/native/loss.h>
+#include <gradring/core/native/loss/loss.h>
 
 #include "parity.h"
 

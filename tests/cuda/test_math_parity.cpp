@@ -1,7 +1,8 @@
 // CPU-vs-CUDA parity of the math and comparison kernels (core/functors_math.h on both
-// devices), over dtypes, special values, broadcasting and strided views; and every stub of
-// the families has a kernel on both devices.
-#include <gradring/core/native/elementwise_math.h>
+// devices), over dtypes, special values, broadcasting and strided views, every element-wise
+// line of core/native/elementwise/math_ops.def included; and every stub of the family has a kernel on
+// both devices.
+#include <gradring/core/native/elementwise/elementwise_math.h>
 
 #include <cmath>
 
@@ -30,20 +31,18 @@ void check_both(const Stub& stub) {
 
 TEST_SUITE("cuda_no_device") {
   TEST_CASE("every math and comparison stub has a CPU and a CUDA kernel") {
-#define GR_CHECK_MATH_STUB(name) check_both(N::name##_stub);
-    GR_MATH_STUBS(GR_CHECK_MATH_STUB)
-    GR_MATH_STUBS2(GR_CHECK_MATH_STUB)
-#undef GR_CHECK_MATH_STUB
-    check_both(N::isclose_stub);
+#define GR_MATH_KERNEL(stub, fn_type, kernel) check_both(N::stub##_stub);
+#include <gradring/core/native/elementwise/math_ops.def>
   }
 }
 
 TEST_SUITE("cuda") {
   TEST_CASE("unary math matches the CPU, special values included") {
     using Unary = Tensor (*)(const Tensor&);
-#define GR_UNARY_ENTRY(name) {#name, static_cast<Unary>(&N::name)},
-    const std::pair<const char*, Unary> ops[] = {GR_UNARY_FLOAT_MATH(GR_UNARY_ENTRY) GR_UNARY_KEEP_MATH(GR_UNARY_ENTRY)};
-#undef GR_UNARY_ENTRY
+    const std::pair<const char*, Unary> ops[] = {
+#define GR_UNARY_OP(name, F, dtypes, node, domain) {#name, static_cast<Unary>(&N::name)},
+#include <gradring/core/native/elementwise/math_ops.def>
+    };
     for (ScalarType t : {kFloat32, kFloat64}) {
       Tensor x = with_specials(3001, t, 1);
       Tensor strided = N::transpose(N::reshape(with_specials(600, t, 2), {20, 30}), 0, 1);
@@ -66,8 +65,10 @@ TEST_SUITE("cuda") {
   TEST_CASE("binary and ternary math match the CPU with broadcasting") {
     for (ScalarType t : {kFloat32, kFloat64}) {
       Tensor a = N::reshape(with_specials(64, t, 4), {64, 1}), b = N::reshape(with_specials(33, t, 5), {1, 33});
-      check_parity("atan2", {a, b}, [](const TensorList& x) { return N::atan2(x[0], x[1]); }, math_tol(t));
-      check_parity("hypot", {a, b}, [](const TensorList& x) { return N::hypot(x[0], x[1]); }, math_tol(t));
+      // Every two-input line of the list (atan2, hypot, logaddexp, xlogy, copysign, ...).
+#define GR_BINARY_OP(name, F, dtypes, node, domain) \
+  check_parity(#name, {a, b}, [](const TensorList& x) { return N::name(x[0], x[1]); }, math_tol(t));
+#include <gradring/core/native/elementwise/math_ops.def>
       check_parity("fmod", {a, b}, [](const TensorList& x) { return N::fmod(x[0], x[1]); }, kExact);
       check_parity("remainder", {a, b}, [](const TensorList& x) { return N::remainder(x[0], x[1]); }, math_tol(t));
       Tensor w = random_tensor({64, 33}, t, 6, -0.5, 1.5);

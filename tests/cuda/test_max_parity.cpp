@@ -1,7 +1,7 @@
 // CPU-vs-CUDA parity of max/min/argmax (max_stub): values and indices exactly, both kernel
 // shapes, every arithmetic dtype, ties (first index wins), NaN (first NaN wins), and
 // non-contiguous inputs.
-#include <gradring/core/native/reduce.h>
+#include <gradring/core/native/reduce/reduce.h>
 
 #include "parity.h"
 

@@ -1,7 +1,7 @@
 // CPU-vs-CUDA parity of the fused optimizer updates (SGD with momentum / Nesterov / weight
 // decay, Adam and AdamW with and without amsgrad, Adadelta): several steps of the native
 // kernels on the same gradients, parameters and every state buffer compared; odd sizes.
-#include <gradring/core/native/optimizer_steps.h>
+#include <gradring/core/native/optim/optimizer_steps.h>
 
 #include "parity.h"
 

@@ -2,7 +2,7 @@
 // the CUDA kernels run pooling.h's per-element functions and gather in the CPU's order
 // (tests/core/test_kernel_formulations.cpp checks the same functions against the CPU kernels
 // without a device). Padding, dilation, ceil mode, odd sizes, 3-D and non-contiguous inputs.
-#include <gradring/core/native/pooling.h>
+#include <gradring/core/native/pooling/pooling.h>
 
 #include "parity.h"
 

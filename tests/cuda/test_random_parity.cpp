@@ -1,7 +1,7 @@
 // CPU-vs-CUDA parity of the random fills: the same generator state gives bit-identical
 // uniform and integer tensors on both devices; normal ones agree to an ulp in float32 (each
 // device's log/sin/cos in double differ in the last bits; see cuda_kernels/random.cu).
-#include <gradring/core/native/random.h>
+#include <gradring/core/native/random/random.h>
 
 #include "parity.h"
 

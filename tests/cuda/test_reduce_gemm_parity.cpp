@@ -1,8 +1,8 @@
 // CPU-vs-CUDA parity of sum (both kernel shapes: a thread per output and a block per
 // output), mean, the cuBLAS GEMM behind mm/bmm/matmul (transposed and copied operands, K = 0),
 // and one forward + backward pass of a small network through autograd.
-#include <gradring/core/native/gemm.h>
-#include <gradring/core/native/reduce.h>
+#include <gradring/core/native/gemm/gemm.h>
+#include <gradring/core/native/reduce/reduce.h>
 
 #include "parity.h"
 

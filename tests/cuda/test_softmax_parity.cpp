@@ -1,7 +1,7 @@
 // CPU-vs-CUDA parity of softmax and log_softmax, forward and backward: both kernel shapes
 // (a thread per row for short or many strided rows, a block per row for long ones), the last
 // and a middle dim, odd sizes, non-contiguous inputs, and cross_entropy through autograd.
-#include <gradring/core/native/softmax.h>
+#include <gradring/core/native/activation/softmax.h>
 
 #include "parity.h"
 

@@ -7,7 +7,7 @@ install_package() {
   local work
   work=$(dirname "$prefix")
   cmake --install "$build" --prefix "$prefix" > "$work/install.log"
-  (cd "$prefix/include/gradring" && find . -name '*.h' | sed 's|^\./||' | LC_ALL=C sort) > "$work/installed.txt"
+  (cd "$prefix/include/gradring" && find . -name '*.h' -o -name '*.def' | sed 's|^\./||' | LC_ALL=C sort) > "$work/installed.txt"
   grep -v '^#' "$src/tests/install/public_headers.txt" | LC_ALL=C sort > "$work/expected.txt"
   if ! diff "$work/expected.txt" "$work/installed.txt" > "$work/headers.diff"; then
     echo "install_package: the installed headers differ from tests/install/public_headers.txt"

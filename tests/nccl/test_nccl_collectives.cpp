@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "core/native/copy.h"
+#include "core/native/copy/copy.h"
 #include "cuda_kernels/runtime.h"
 #include "distributed/store/file_store.h"
 #include "distributed/backends/init.h"

@@ -104,7 +104,7 @@ fi
 # stops them: in the 4-rank shm kill run every survivor was still waiting.
 label="gradring-run's dump request"
 job gradring-run gloo 4 skip
-grep -q "asked ranks .* for their flight recorder dumps" "$tmp/job.log" || fail "$label: no request in the output"
+grep -qE "asked ranks? .* for their flight recorder dumps" "$tmp/job.log" || fail "$label: no request in the output"
 
 # The call site, with a ring of 5 entries (older calls gone: the analysis starts later).
 label="call site"

@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/generator.h"
+#include "core/live_objects.h"
 #include "core/ivalue.h"
 #include "core/parallel.h"
 #include "core/profiler.h"

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/allocator.h"
+#include "core/live_objects.h"
 
 namespace gr {
 
@@ -16,6 +17,7 @@ struct StorageImpl {
   Device device;
   // Bumped by every in-place op; SavedTensor compares it. See Note [Version counter].
   std::atomic<uint32_t> version{0};
+  detail::LiveCounter<detail::kLiveStorage> live_;  // Note [Live objects]
 
   StorageImpl(DataPtr d, size_t n, Device dev) : data(std::move(d)), nbytes(n), device(dev) {}
   ~StorageImpl() {

@@ -43,7 +43,7 @@ Tensor scan(const Tensor& x, int64_t dim, bool product, bool reverse) {
   const int64_t d = wrap_dim(dim, x.dim(), product ? "cumprod" : "cumsum");
   Tensor out = product ? native::cumprod(x, d, std::nullopt, reverse) : native::cumsum(x, d, std::nullopt, reverse);
   if (autograd::needs_grad(x) && out.is_floating_point()) {
-    SavedTensor sx(product ? x : Tensor()), so(product ? out : Tensor());
+    SavedTensor sx(product ? x : Tensor()), so(product ? out : Tensor(), /*is_output=*/true);
     record(product ? "CumprodBackward0" : "CumsumBackward0", {x}, {out},
            [sx, so, d, product, reverse](const TensorList& g, const std::vector<bool>&) {
              if (g[0].dim() == 0) return TensorList{g[0]};

@@ -34,7 +34,7 @@ Tensor ties(const Tensor& x, const Tensor& result_kept, bool nan_too) {
 Tensor tied_reduction(const char* name, const Tensor& x, const Tensor& out, IntArrayRef dims, bool keepdim,
                       bool nan_too) {
   if (autograd::needs_grad(x)) {
-    SavedTensor sx(x), so(out);
+    SavedTensor sx(x), so(out, /*is_output=*/true);  // Note [Saved outputs]
     record(name, {x}, {out},
            [sx, so, r = ReducedDims(x.sizes(), dims, keepdim, name), dims = dims.vec(), nan_too](
                const TensorList& g, const std::vector<bool>&) {

@@ -14,7 +14,7 @@ using autograd::SavedTensor;
 Tensor logsumexp(const Tensor& x, IntArrayRef dim, bool keepdim) {
   Tensor out = native::logsumexp(x, dim, keepdim);
   if (autograd::needs_grad(x)) {
-    SavedTensor sx(x), so(out);
+    SavedTensor sx(x), so(out, /*is_output=*/true);  // Note [Saved outputs]
     record("LogsumexpBackward0", {x}, {out},
            [sx, so, r = ReducedDims(x.sizes(), dim, keepdim, "logsumexp")](const TensorList& g,
                                                                             const std::vector<bool>&) {

@@ -50,7 +50,7 @@ Tensor vector_norm_impl(const Tensor& x, double p, IntArrayRef dims, bool keepdi
   Tensor in = dtype && *dtype != x.scalar_type() ? x.to(*dtype) : x;
   Tensor out = native::vector_norm(in, p, dims, keepdim, std::nullopt, op);
   if (autograd::needs_grad(in)) {
-    SavedTensor sx(in), so(out);
+    SavedTensor sx(in), so(out, /*is_output=*/true);  // Note [Saved outputs]
     record(node, {in}, {out},
            [sx, so, p, r = ReducedDims(in.sizes(), dims, keepdim, op)](const TensorList& g, const std::vector<bool>&) {
              return TensorList{norm_backward(r.kept(g[0]), sx.unpack(), r.kept(so.unpack()), p)};

@@ -35,7 +35,7 @@ Tensor prod_impl(const Tensor& x, std::optional<int64_t> dim, bool keepdim, std:
   const IntArrayRef dims = dim && in.dim() > 0 ? IntArrayRef(d) : IntArrayRef();
   Tensor out = native::prod(in, dims, keepdim);
   if (autograd::needs_grad(in) && out.is_floating_point()) {
-    SavedTensor sx(in), so(out);
+    SavedTensor sx(in), so(out, /*is_output=*/true);  // Note [Saved outputs]
     record(dim ? "ProdBackward1" : "ProdBackward0", {in}, {out},  // prod.dim_int / prod
            [sx, so, r = ReducedDims(in.sizes(), dims, keepdim, "prod"), d, all = !dim](const TensorList& g,
                                                                                          const std::vector<bool>&) {

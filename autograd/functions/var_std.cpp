@@ -25,7 +25,7 @@ std::tuple<Tensor, Tensor> moments(const Tensor& x, OptionalIntArrayRef dim, dou
   if (autograd::needs_grad(x)) {
     const char* name = take_sqrt ? (want_mean ? "StdMeanBackward0" : "StdBackward0")
                                  : (want_mean ? "VarMeanBackward0" : "VarBackward0");
-    SavedTensor sx(x), sv(take_sqrt ? v : Tensor());
+    SavedTensor sx(x), sv(take_sqrt ? v : Tensor(), /*is_output=*/true);  // Note [Saved outputs]
     record(name, {x}, want_mean ? TensorList{v, m} : TensorList{v},
            [sx, sv, r = ReducedDims(x.sizes(), dims, keepdim, name), dims = dims.vec(), correction, take_sqrt,
             want_mean](const TensorList& g, const std::vector<bool>&) {

@@ -30,8 +30,7 @@ using selftest::Tol;
 
 struct Row {
   std::string family, name;
-  int64_t elements = 0;
-  double max_abs = 0, max_rel = 0;
+  apps::Comparison cmp;  // elements, max |diff|, max rel, the worst element against the tolerance
   Tol tol{};
   bool ok = false;
   double cpu_ms = 0, cuda_ms = 0;
@@ -48,7 +47,8 @@ std::vector<double> values(const Tensor& t) {
   return std::vector<double>(p, p + c.numel());
 }
 
-// Compares CUDA outputs with CPU outputs: |cuda - cpu| <= atol + rtol * |cpu| everywhere.
+// Compares CUDA outputs with CPU outputs: |cuda - cpu| <= atol + rtol * |cpu| everywhere
+// (Note [Comparison tolerances]).
 void compare(const TensorList& got, const TensorList& want, Row& row) {
   row.ok = got.size() == want.size();
   if (!row.ok) row.error = "different number of outputs";
@@ -64,15 +64,9 @@ void compare(const TensorList& got, const TensorList& want, Row& row) {
       row.error = "output " + std::to_string(k) + " is not on the GPU";
     }
     const std::vector<double> g = values(got[k]), w = values(want[k]);
-    row.elements += static_cast<int64_t>(g.size());
-    for (size_t i = 0; i < g.size(); ++i) {
-      if (g[i] == w[i] || (std::isnan(g[i]) && std::isnan(w[i]))) continue;
-      const double d = std::fabs(g[i] - w[i]);
-      row.max_abs = std::max(row.max_abs, std::isnan(d) ? INFINITY : d);
-      row.max_rel = std::max(row.max_rel, d / std::max(std::fabs(w[i]), 1e-30));
-      if (!(d <= row.tol.atol + row.tol.rtol * std::fabs(w[i]))) row.ok = false;
-    }
+    for (size_t i = 0; i < g.size(); ++i) row.cmp.add(g[i], w[i], row.tol);
   }
+  row.ok = row.ok && row.cmp.ok;
 }
 
 // Times the CPU and the CUDA computation of one check and compares their outputs; an
@@ -139,9 +133,9 @@ Row optimizer_check(const std::string& name, Device device,
 }
 
 void print_row(const Row& r) {
-  std::printf("%-12s %-66s %9lld %10.2e %10.2e %10.1e %8.2f %8.2f  %s\n", r.family.c_str(), r.name.c_str(),
-              static_cast<long long>(r.elements), r.max_abs, r.max_rel, r.tol.rtol, r.cpu_ms, r.cuda_ms,
-              r.ok ? "ok" : ("FAIL " + r.error).c_str());
+  std::printf("%-12s %-66s %9lld %10.2e %10.2e %8.1e %8.1e %7.2f %8.2f %8.2f  %s\n", r.family.c_str(), r.name.c_str(),
+              static_cast<long long>(r.cmp.elements), r.cmp.max_abs, r.cmp.max_rel, r.tol.rtol, r.tol.atol, r.cmp.worst,
+              r.cpu_ms, r.cuda_ms, r.ok ? "ok" : ("FAIL " + r.error).c_str());
   std::fflush(stdout);
 }
 
@@ -233,8 +227,9 @@ int main(int argc, char** argv) {
 
   cuda::set_device(device.index());
   std::printf("gpu_selftest: gradring %s, %s of %d CUDA device(s)\n", kVersion, device.str().c_str(), count);
-  std::printf("%-12s %-66s %9s %10s %10s %10s %8s %8s  %s\n", "family", "check", "elements", "max|diff|", "max rel",
-              "rtol", "cpu ms", "cuda ms", "result");
+  // worst: the largest |diff| / (atol + rtol |cpu|) of the check's elements; <= 1 passes.
+  std::printf("%-12s %-66s %9s %10s %10s %8s %8s %7s %8s %8s  %s\n", "family", "check", "elements", "max|diff|",
+              "max rel", "rtol", "atol", "worst", "cpu ms", "cuda ms", "result");
   int failed = 0, run = 0;
   auto wanted = [&](const std::string& family, const std::string& name) {
     return only.empty() || family.find(only) != std::string::npos || name.find(only) != std::string::npos;

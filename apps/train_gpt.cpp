@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <numeric>
+#include <optional>
 #include <gradring/gradring.h>
 #include <nlohmann/json.hpp>
 
@@ -19,10 +19,10 @@
 #include "common/cli.h"
 #include "common/gpt.h"
 #include "common/gpt_sample.h"
+#include "common/gpu_peak.h"
 #include "common/job.h"
 #include "common/peak_flops.h"
 #include "common/progress.h"
-#include "data/datasets/tokens.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/ddp/zero_redundancy_optimizer.h"
 #include "nn/snapshot.h"
@@ -54,6 +54,7 @@ struct Options {
   std::string prompt;
   bool generate = false;
   bool json = false;
+  bool deterministic = false;  // gr::use_deterministic_algorithms(true): the same bits every run
 };
 
 std::string default_corpus() {
@@ -82,16 +83,31 @@ double lr_at(const Options& o, int64_t step) {
   return apps::gpt_lr_at(step, o.lr, o.warmup, o.steps, o.min_lr >= 0 ? o.min_lr : o.lr / 10);
 }
 
-// Windows `indices` of a token dataset's current epoch as one batch [indices, L].
-data::Example<> batch_of(ds::TokenDataset& d, const std::vector<int64_t>& indices, const Device& device) {
-  std::vector<Tensor> x, y;
-  for (int64_t i : indices) {
-    auto e = d.get(static_cast<size_t>(i));
-    x.push_back(e.data);
-    y.push_back(e.target);
+// The training micro-batches in run order, [B, L] each, from a loader of B windows per batch
+// (drop_last, E batches per epoch): micro-batch k is batch k mod E of epoch k / E, so the
+// stream can start at any k (Note [GPT resume]) and only the first batch after a start or an
+// epoch's end waits for a new epoch.
+template <class Loader>
+class MicroBatches {
+ public:
+  MicroBatches(Loader& loader, int64_t per_epoch) : loader_(loader), per_epoch_(per_epoch) {}
+  data::Example<> operator()(int64_t k) {
+    const int64_t epoch = k / per_epoch_, index = k % per_epoch_;
+    if (epoch_ && epoch_->epoch() == epoch && it_->index() + 1 == index) {
+      ++*it_;
+    } else {
+      epoch_.emplace(loader_.epoch(epoch, index));
+      it_.emplace(epoch_->begin());
+    }
+    return std::move(**it_);
   }
-  return {stack(x).to(device), stack(y).to(device)};
-}
+
+ private:
+  Loader& loader_;
+  int64_t per_epoch_;
+  std::optional<typename Loader::Epoch> epoch_;
+  std::optional<typename Loader::Iterator> it_;
+};
 
 // --zero 1: the AdamW (its parameter groups and options) becomes a ZeroRedundancyOptimizer
 // over the job's ranks, each keeping the state of its own partition.
@@ -147,20 +163,21 @@ autocast::AutocastGuard mixed_precision(const Options& o, const Job& job) {
 
 // Mean loss over the first `windows` validation windows, split over the ranks (rank r takes
 // r, r + R, ...), so the figure does not depend on the world size.
-double evaluate(const Options& o, const Job& job, apps::GPT& model, ds::TokenDataset& val, int64_t windows,
+double evaluate(const Options& o, const Job& job, apps::GPT& model, ds::TokenDataset val, int64_t windows,
                 int64_t batch) {
   NoGradGuard no_grad;
   auto amp = mixed_precision(o, job);
   model->eval();
   double sum = 0, count = 0;
-  std::vector<int64_t> mine;
-  for (int64_t i = job.rank; i < std::min<int64_t>(windows, static_cast<int64_t>(*val.size())); i += job.world) mine.push_back(i);
-  for (size_t i = 0; i < mine.size(); i += static_cast<size_t>(batch)) {
-    const std::vector<int64_t> rows(mine.begin() + static_cast<std::ptrdiff_t>(i),
-                                    mine.begin() + static_cast<std::ptrdiff_t>(std::min(mine.size(), i + static_cast<size_t>(batch))));
-    auto b = batch_of(val, rows, job.device);
-    sum += model->loss(model(b.data), b.target).item<double>() * static_cast<double>(rows.size());
-    count += static_cast<double>(rows.size());
+  const size_t shared = std::min(static_cast<size_t>(windows), *val.size());
+  auto loader = data::make_data_loader(val.map(data::transforms::Stack<>()),
+                                       data::samplers::ShardSampler(shared, job.world, job.rank),
+                                       data::DataLoaderOptions(static_cast<size_t>(batch)).pin_memory(job.device.is_cuda()));
+  for (data::Example<>& b : *loader) {
+    const auto rows = static_cast<double>(b.data.size(0));
+    sum += model->loss(model(b.data.to(job.device, /*non_blocking=*/true)), b.target.to(job.device, /*non_blocking=*/true))
+               .item<double>() * rows;
+    count += rows;
   }
   model->train();
   auto totals = apps::reduce(job, {sum, count});
@@ -188,6 +205,7 @@ int generate(const Options& o, const Job& job) {
 
 int run(const Options& o, Job& job) {
   set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
+  use_deterministic_algorithms(o.deterministic);
   if (o.generate) return generate(o, job);
   GR_CHECK(o.dtype != "bf16" || job.device.is_cpu(), "--dtype bf16 is CPU autocast; on ", job.device,
            " train in float32 (autocast on CUDA is not implemented yet)");
@@ -199,6 +217,11 @@ int run(const Options& o, Job& job) {
   ds::TokenDataset val(corpus.val, ds::TokenDatasetOptions(T).seed(o.seed), "validation split");
   const int64_t per_epoch = static_cast<int64_t>(*train.size()) / B;  // micro-batches per epoch and rank
   GR_CHECK(per_epoch >= 1, "the training split holds ", *train.size(), " windows per rank, fewer than a batch of ", B);
+  // Batches to a GPU through page-locked memory without waiting: a copy from pageable memory
+  // would make the host wait for the device (Note [Host synchronisations] in cuda_kernels/runtime.h).
+  auto loader = data::make_data_loader(train.map(data::transforms::Stack<>()), data::samplers::SequentialSampler(*train.size()),
+                                       data::DataLoaderOptions(static_cast<size_t>(B)).drop_last(true).pin_memory(job.device.is_cuda()));
+  MicroBatches next_batch(*loader, per_epoch);
 
   apps::GPT model(config);
   if (o.dtype == "float64") model->to(kFloat64);
@@ -239,19 +262,30 @@ int run(const Options& o, Job& job) {
   };
 
   const double flops_per_token = model->flops_per_token();
-  // bf16's MFU is against the bfloat16 peak where products run on bfloat16 pairs.
+  // The MFU's denominator: on the CPU the measured FMA peak of the cores (Note [Measured peak];
+  // bf16's against the bfloat16 peak where products run on bfloat16 pairs), on a GPU that GPU's
+  // dense peak for the dtype (Note [GPU peak]), times the ranks.
   const bool bf16_pairs = o.dtype == "bf16" && job.device.is_cpu() && native::bf16_pair_products();
-  const double peak = apps::measured_peak_gflops_per_core(bf16_pairs) * 1e9 * get_num_threads() * job.world;
+  std::string peak_source = "measured: the float32 FMA peak of " + std::to_string(get_num_threads()) + " core(s)";
+  double peak = 0;
+  if (job.device.is_cuda()) {
+    const apps::DevicePeak p = apps::gpu_peak(job.device, o.dtype == "bf16" ? kBFloat16 : o.dtype == "float64" ? kFloat64 : kFloat32);
+    peak = p.gflops * 1e9 * job.world;
+    peak_source = p.source;
+  } else {
+    peak = apps::measured_peak_gflops_per_core(bf16_pairs) * 1e9 * get_num_threads() * job.world;
+    if (bf16_pairs) peak_source = "measured: the bfloat16 pair-product peak of " + std::to_string(get_num_threads()) + " core(s)";
+  }
   if (job.leader() && o.dtype == "bf16" && job.device.is_cpu() && !bf16_pairs)
     std::fprintf(stderr, "train_gpt: notice: this CPU (as built, -march=native) has no AVX512_BF16: bfloat16 products "
                          "are widened to float32, so --dtype bf16 runs at about float32's speed less the casts\n");
   if (job.leader() && !o.json)
     std::printf("GPT: %lld layers, %lld heads, width %lld, context %lld, %.2fM parameters; batch %lld x %lld ranks x %lld "
-                "accumulated; %s, %d thread(s) per rank; peak %.0f GFLOP/s measured\n",
+                "accumulated; %s, %d thread(s) per rank; peak %.0f GFLOP/s (%s)\n",
                 static_cast<long long>(config.layers), static_cast<long long>(config.heads),
                 static_cast<long long>(config.embd), static_cast<long long>(T), model->num_params() / 1e6,
                 static_cast<long long>(B), static_cast<long long>(job.world), static_cast<long long>(o.grad_accum),
-                o.dtype.c_str(), get_num_threads(), peak / 1e9);
+                o.dtype.c_str(), get_num_threads(), peak / 1e9, peak_source.c_str());
   std::FILE* curve = !o.curve.empty() && job.leader() ? std::fopen(o.curve.c_str(), step > 0 ? "a" : "w") : nullptr;
   GR_CHECK(o.curve.empty() || !job.leader() || curve != nullptr, "cannot write --curve ", o.curve);
 
@@ -273,13 +307,10 @@ int run(const Options& o, Job& job) {
     }
     double loss_sum = 0;
     for (int64_t k = 0; k < o.grad_accum; ++k) {
-      const int64_t micro = step * o.grad_accum + k;
-      if (train.epoch() != micro / per_epoch) train.set_epoch(micro / per_epoch);
-      std::vector<int64_t> rows(static_cast<size_t>(B));
-      std::iota(rows.begin(), rows.end(), (micro % per_epoch) * B);
       auto batch = [&] {
         profiler::ScopedEvent span("batch");
-        return batch_of(train, rows, job.device);
+        data::Example<> b = next_batch(step * o.grad_accum + k);
+        return data::Example<>{b.data.to(job.device, /*non_blocking=*/true), b.target.to(job.device, /*non_blocking=*/true)};
       }();
       auto micro_step = [&] {
         Tensor loss;
@@ -301,9 +332,12 @@ int run(const Options& o, Job& job) {
         micro_step();
       }
     }
-    if (o.clip > 0) {
+    if (o.clip > 0) {  // clip_grad_norm_ without reading the norm back: no host synchronisation
       profiler::ScopedEvent span("clip_grad_norm_");
-      nn::utils::clip_grad_norm_(params, o.clip);
+      std::vector<Tensor> grads;
+      for (const Tensor& p : params)
+        if (p.grad().defined()) grads.push_back(p.grad());
+      nn::utils::clip_grads_with_norm_(params, o.clip, nn::utils::get_total_norm(grads));
     }
     {
       profiler::ScopedEvent span("optimizer.step");
@@ -362,8 +396,10 @@ int run(const Options& o, Job& job) {
   if (o.json) {
     nlohmann::json j = {{"steps", o.steps},           {"world_size", job.world},     {"tokens_per_sec", tps},
                         {"train_loss", train_loss},   {"val_loss", val_loss},        {"mfu", tps * flops_per_token / peak},
-                        {"peak_gflops", peak / 1e9},  {"params", model->num_params()}, {"peak_rss_mb", peak_rss_mb()},
-                        {"threads", get_num_threads()}, {"dtype", o.dtype}};
+                        {"peak_gflops", peak / 1e9},  {"peak_source", peak_source},    {"params", model->num_params()},
+                        {"peak_rss_mb", peak_rss_mb()},
+                        {"threads", get_num_threads()}, {"dtype", o.dtype},
+                        {"deterministic", are_deterministic_algorithms_enabled()}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tokens/s (MFU %.1f%%), peak RSS %.0f MB\n",
@@ -421,6 +457,9 @@ int main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu, cuda (each rank takes cuda:<local rank>) or cuda:N")->capture_default_str();
   app.add_option("--backend", o.backend, "process group when distributed: gloo (default on the CPU), shm, nccl (default with --device cuda) or mpi (under mpirun)")
       ->check(CLI::IsMember({"gloo", "shm", "nccl", "mpi"}));
+  app.add_flag("--deterministic", o.deterministic,
+               "deterministic algorithms only (gr::use_deterministic_algorithms): on a GPU the same seed gives the "
+               "same bits every run (see docs/cuda.md)");
   app.add_flag("--json", o.json, "print one JSON object (tokens_per_sec, train_loss, val_loss, steps, world_size, mfu, peak_rss_mb) as the last line");
   CLI11_PARSE(app, argc, argv);
 

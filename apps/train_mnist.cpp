@@ -15,9 +15,6 @@
 #include "common/job.h"
 #include "common/progress.h"
 #include "common/reference_cnn.h"
-#include "data/dataloader.h"
-#include "data/distributed_sampler.h"
-#include "data/mnist.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/backends/init.h"
 #include "distributed/ddp/sync_batch_norm.h"
@@ -25,11 +22,13 @@
 
 using namespace gr;
 using Clock = std::chrono::steady_clock;
+namespace ds = gr::data::datasets;
+namespace samplers = gr::data::samplers;
 
 namespace {
 
 struct Options {
-  std::string data = data::FashionMNIST::kDefaultRoot;
+  std::string data = ds::FashionMNIST::kDefaultRoot;
   int64_t epochs = 1;
   int64_t batch_size = 64;
   double lr = -1;  // per-optimizer default
@@ -48,6 +47,7 @@ struct Options {
   bool sync_bn = false;
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // DDP's (torch's) defaults
   bool json = false;
+  bool deterministic = false;  // gr::use_deterministic_algorithms(true): the same bits every run
   std::string device = "cpu";  // cpu, cuda or cuda:N
 };
 
@@ -64,26 +64,24 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Options& o, std::vector<T
 }
 
 // Normalised images and labels of one split, as a dataset of whole tensors.
-std::shared_ptr<data::TensorDataset> load_split(const std::string& root, data::Mode mode) {
-  data::FashionMNIST raw(root, mode);
+ds::TensorDataset load_split(const std::string& root, ds::Mode mode) {
+  ds::FashionMNIST raw(root, mode);
   NoGradGuard no_grad;
   Tensor images = (raw.images() - kMean) / kStd;
-  return std::make_shared<data::TensorDataset>(images, raw.targets());
+  return {images, raw.targets()};
 }
 
 // Test accuracy over the whole test set: each rank classifies its unpadded shard (every
 // image exactly once over all ranks) and the counts are summed.
 template <class Forward>
-double evaluate(const Job& job, nn::Module& net, Forward&& forward, std::shared_ptr<data::TensorDataset> test) {
+double evaluate(const Job& job, nn::Module& net, Forward&& forward, ds::TensorDataset test) {
   net.eval();
   double correct = 0, total = 0;
   {
     NoGradGuard no_grad;
-    data::DataLoaderOptions lo;
-    lo.batch_size(1000);
-    lo.sampler(std::make_shared<data::ShardSampler>(test->size(), job.world, job.rank));
-    data::DataLoader loader(test, lo);
-    for (data::Example<>& batch : loader.epoch(0)) {
+    auto loader = data::make_data_loader(test.map(data::transforms::Stack<>()),
+                                         samplers::ShardSampler(*test.size(), job.world, job.rank), data::DataLoaderOptions(1000));
+    for (data::Example<>& batch : *loader) {
       Tensor logits = forward(batch.data.to(job.device));
       correct += static_cast<double>(logits.argmax(1).eq(batch.target.to(job.device)).sum().item<int64_t>());
       total += static_cast<double>(batch.data.size(0));
@@ -96,9 +94,11 @@ double evaluate(const Job& job, nn::Module& net, Forward&& forward, std::shared_
 
 int run(const Options& o, Job& job) {
   set_num_threads(apps::resolve_threads(o.threads, job.distributed()));
+  use_deterministic_algorithms(o.deterministic);
   manual_seed(o.seed);
-  auto train = load_split(o.data, data::Mode::kTrain);
-  auto test = load_split(o.data, data::Mode::kTest);
+  ds::TensorDataset train = load_split(o.data, ds::Mode::kTrain);
+  const ds::TensorDataset test = load_split(o.data, ds::Mode::kTest);
+  const size_t train_size = *train.size();
 
   apps::ReferenceCNN model;
   if (o.sync_bn) distributed::convert_sync_batchnorm(*model, job.group);
@@ -115,19 +115,20 @@ int run(const Options& o, Job& job) {
   auto optimizer = make_optimizer(o, model->parameters());
   data::DataLoaderOptions lo;
   lo.batch_size(o.batch_size);  // per rank
-  lo.seed(o.seed);
   lo.workers(o.workers);
   lo.pin_memory(job.device.is_cuda());  // batches in page-locked memory: asynchronous copies to the GPU
-  if (job.distributed())
-    lo.sampler(std::make_shared<data::DistributedSampler>(train->size(), job.world, job.rank, true, o.seed));
-  else
-    lo.shuffle(true);
-  data::DataLoader loader(train, lo);
+  // Shuffled by --seed and the epoch alone (Note [Sampler epochs]); in torch's order on several ranks.
+  samplers::AnySampler<> sampler = job.distributed()
+      ? samplers::AnySampler<>(samplers::DistributedRandomSampler(train_size, job.world, job.rank, true, o.seed))
+      : samplers::AnySampler<>(samplers::RandomSampler(static_cast<int64_t>(train_size), o.seed));
+  auto loader = data::make_data_loader(train.map(data::transforms::Stack<>()), std::move(sampler), lo);
+  const int64_t batches_per_epoch = loader->epoch(0).num_batches();
 
   // Note [Exact resume]: a snapshot holds the model, the optimizer state, the default
   // generator and the position (epoch, batches done in it, steps in all). The batch order
-  // depends only on (seed, epoch) (Note [Sampler epochs]), so skipping the batches already
-  // done, without making them, continues exactly where the snapshot was taken.
+  // depends only on (seed, epoch) (Note [Sampler epochs]), so starting the epoch at the
+  // first batch not done (loader->epoch(e, k) skips the others without making them)
+  // continues exactly where the snapshot was taken.
   int64_t start_epoch = 0, start_batch = 0, steps = 0;
   if (!o.snapshot.empty() && std::filesystem::exists(o.snapshot)) {
     Snapshot s = load_snapshot(o.snapshot, job.world);  // every rank reads the same file
@@ -135,7 +136,7 @@ int run(const Options& o, Job& job) {
     start_epoch = s.epoch;
     start_batch = s.step_in_epoch;
     steps = s.global_step;
-    if (start_batch >= loader.size()) {
+    if (start_batch >= batches_per_epoch) {
       start_epoch += 1;
       start_batch = 0;
     }
@@ -159,12 +160,12 @@ int run(const Options& o, Job& job) {
     const std::string where = job.device.is_cuda() ? job.device.str() : std::to_string(get_num_threads()) + " CPU thread(s)";
     if (job.distributed())
       std::printf("training the reference CNN on %lld images (%s), %d ranks (%s%s), batch %lld per rank, %s, %s per rank\n",
-                  static_cast<long long>(train->size()), o.data.c_str(), job.world, job.group->backend_name().c_str(),
+                  static_cast<long long>(train_size), o.data.c_str(), job.world, job.group->backend_name().c_str(),
                   o.sync_bn ? ", SyncBatchNorm" : "", static_cast<long long>(o.batch_size), o.optimizer.c_str(),
                   where.c_str());
     else
       std::printf("training the reference CNN on %lld images (%s), batch %lld, %s, %s\n",
-                  static_cast<long long>(train->size()), o.data.c_str(), static_cast<long long>(o.batch_size),
+                  static_cast<long long>(train_size), o.data.c_str(), static_cast<long long>(o.batch_size),
                   o.optimizer.c_str(), where.c_str());
   }
   if (!o.profile.empty() || !o.trace.empty()) profiler::enable();
@@ -176,7 +177,7 @@ int run(const Options& o, Job& job) {
   for (epoch = start_epoch + 1; epoch <= o.epochs && !stop; ++epoch) {
     const int64_t skip = epoch == start_epoch + 1 ? start_batch : 0;  // batches done before the snapshot
     // Under a launcher stdout is a pipe: rank 0 prints a plain progress line every 5 s instead.
-    apps::ProgressBar bar("epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs), loader.size(),
+    apps::ProgressBar bar("epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs), batches_per_epoch,
                           std::chrono::seconds(job.distributed() && !o.json ? 5 : 0));
     double epoch_loss = 0;
     int64_t epoch_batches = 0;
@@ -208,22 +209,15 @@ int run(const Options& o, Job& job) {
         bar.update(skip + epoch_batches, status);
       }
       const int64_t done = skip + epoch_batches;
-      // Every rank has the same number of batches (DistributedSampler pads), so all stop here.
+      // Every rank has the same number of batches (DistributedRandomSampler pads), so all stop here.
       stop = o.max_steps > 0 && steps >= o.max_steps;
-      if ((o.save_every > 0 && steps % o.save_every == 0) || stop || done == loader.size())
+      if ((o.save_every > 0 && steps % o.save_every == 0) || stop || done == batches_per_epoch)
         save_snapshot_at(epoch - 1, done);
       if (kill_at > 0 && steps == kill_at) std::raise(SIGKILL);
       return stop;
     };
-    if (skip == 0) {
-      for (data::Example<>& batch : loader.epoch(epoch - 1))
-        if (train_step(batch)) break;
-    } else {  // resumed mid-epoch: the remaining batches, made on this thread
-      for (int64_t k = skip; k < loader.size(); ++k) {
-        data::Example<> batch = loader.batch(epoch - 1, k);
-        if (train_step(batch)) break;
-      }
-    }
+    for (data::Example<>& batch : loader->epoch(epoch - 1, skip))  // resumed mid-epoch: from batch `skip`
+      if (train_step(batch)) break;
     bar.finish();
     // Mean of the per-batch losses of all ranks.
     auto sums = reduce(job, {epoch_loss, static_cast<double>(epoch_batches)});
@@ -277,7 +271,8 @@ int run(const Options& o, Job& job) {
                         {"images_per_sec", images_per_sec},
                         {"world_size", job.world},
                         {"threads", get_num_threads()},
-                        {"device", job.device.str()}};
+                        {"device", job.device.str()},
+                        {"deterministic", are_deterministic_algorithms_enabled()}};
     if (job.distributed()) {
       j["backend"] = job.group->backend_name();
       j["sync_bn"] = o.sync_bn;
@@ -332,6 +327,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(apps::positive());
   app.add_flag("--sync-bn", o.sync_bn, "synchronise batch-norm statistics across ranks (SyncBatchNorm)");
+  app.add_flag("--deterministic", o.deterministic,
+               "deterministic algorithms only (gr::use_deterministic_algorithms): on a GPU the same seed gives the "
+               "same bits every run (see docs/cuda.md)");
   app.add_flag("--json", o.json, "print one JSON object (epochs, steps, train_loss, test_accuracy, images_per_sec, world_size) as the last line");
   CLI11_PARSE(app, argc, argv);
 

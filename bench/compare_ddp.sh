@@ -3,8 +3,10 @@
 # bench/train_mnist_ddp_torch.py on 1 process and on 2 ranks under gradring-run, 1 thread per
 # rank, batch 64 per rank, alternating gradring and torch runs. Prints images/s (all ranks'
 # images over the slowest rank's time), the ratio gradring/torch and the scaling efficiency
-# (2-rank images/s over twice the 1-process images/s). Usage:
-#   bench/compare_ddp.sh [--steps N] [--repeat R] [--ceiling] [--shm] [--mpi] [--build DIR]
+# (2-rank images/s over twice the 1-process images/s). The peer is --python's torch (default
+# Debian's /usr/bin/python3, run on OpenBLAS: bench/peers.py); the header names the machine
+# and the peer. Usage:
+#   bench/compare_ddp.sh [--steps N] [--repeat R] [--ceiling] [--shm] [--mpi] [--build DIR] [--python PY] [--openblas DIR]
 #     --steps N   steps per run (default 0: one full epoch)
 #     --repeat R  rounds; each figure is the best of R, and a line of medians follows (default 1)
 #     --shm       also run gradring's 2 ranks on its shm backend (one machine, shared memory)
@@ -20,6 +22,8 @@ repeat=1
 ceiling=0
 mpi=0
 shm=0
+python=/usr/bin/python3
+openblas=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) steps=$2; shift 2 ;;
@@ -28,7 +32,10 @@ while [ $# -gt 0 ]; do
     --mpi) mpi=1; shift ;;
     --shm) shm=1; shift ;;
     --build) build=$2; shift 2 ;;
-    *) echo "compare_ddp: unknown argument $1 (expected --steps N, --repeat R, --ceiling, --shm, --mpi, --build DIR)" >&2; exit 2 ;;
+    --python) python=$2; shift 2 ;;
+    --openblas) openblas=(--openblas "$2"); shift 2 ;;
+    *) echo "compare_ddp: unknown argument $1 (expected --steps N, --repeat R, --ceiling, --shm, --mpi, --build DIR," \
+            "--python PY, --openblas DIR)" >&2; exit 2 ;;
   esac
 done
 app=$build/apps/train_mnist
@@ -36,9 +43,11 @@ launcher=$build/apps/gradring-run
 for f in "$app" "$launcher"; do
   [ -x "$f" ] || { echo "compare_ddp: $f not found; build first (cmake --build $build)" >&2; exit 1; }
 done
-/usr/bin/python3 -c "import torch" 2>/dev/null || { echo "compare_ddp: needs Debian's python3-torch" >&2; exit 1; }
-openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
-[ -d "$openblas" ] || echo "compare_ddp: warning: libopenblas0-openmp missing; torch will use the slow reference BLAS" >&2
+peer_text=$(python3 "$root/bench/peers.py" check "$python" "${openblas[@]}") || { echo "compare_ddp: $peer_text" >&2; exit 1; }
+peer_env=$(python3 "$root/bench/peers.py" env "$python" "${openblas[@]}")
+echo "# compare_ddp: $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# machine: $(python3 "$root/bench/peers.py" machine)"
+echo "# peer: $peer_text"
 peer=$root/bench/train_mnist_ddp_torch.py
 
 # Not inherited from a surrounding launcher: the 1-process runs must not see WORLD_SIZE.
@@ -47,19 +56,20 @@ export OMP_NUM_THREADS=1
 
 # The JSON object on the last line that holds one (the launcher prefixes "[rank 0] ").
 field() {
-  /usr/bin/python3 -c '
+  python3 -c '
 import json, sys
 lines = [l[l.index("{"):] for l in sys.stdin.read().splitlines() if "{" in l]
 print(json.loads(lines[-1])[sys.argv[1]])' "$1"
 }
-torch_env() { LD_LIBRARY_PATH=$openblas OPENBLAS_CORETYPE=SkylakeX "$@"; }
+# shellcheck disable=SC2086  # the peer's VAR=VALUE words
+torch_env() { env $peer_env "$@"; }
 
 run() {  # run <config>: prints the JSON-bearing output of one run
   case "$1" in
     gr1) "$app" --threads 1 --max-steps "$steps" --json ;;
     gr2) "$launcher" --nproc-per-node 2 --standalone "$app" --threads 1 --max-steps "$steps" --json ;;
     shm2) "$launcher" --nproc-per-node 2 --standalone "$app" --backend shm --threads 1 --max-steps "$steps" --json ;;
-    t1) torch_env /usr/bin/python3 "$peer" --threads 1 --max-steps "$steps" --json ;;
+    t1) torch_env "$python" "$peer" --threads 1 --max-steps "$steps" --json ;;
     pair)  # two independent processes at once; prints both outputs
       local other
       other=$(mktemp)
@@ -72,13 +82,13 @@ run() {  # run <config>: prints the JSON-bearing output of one run
     mpi2) OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --bind-to none -x OMP_NUM_THREADS=1 \
             --mca btl self,vader --mca btl_vader_single_copy_mechanism cma \
             "$app" --backend mpi --threads 1 --max-steps "$steps" --json 2>/dev/null ;;
-    t2) torch_env "$launcher" --nproc-per-node 2 --standalone /usr/bin/python3 "$peer" --threads 1 --max-steps "$steps" --json ;;
+    t2) torch_env "$launcher" --nproc-per-node 2 --standalone "$python" "$peer" --threads 1 --max-steps "$steps" --json ;;
   esac
 }
 
 # Sum of images_per_sec over every JSON line (the two processes of "pair").
 field_sum() {
-  /usr/bin/python3 -c '
+  python3 -c '
 import json, sys
 print(sum(json.loads(l[l.index("{"):])[sys.argv[1]] for l in sys.stdin.read().splitlines() if "{" in l))' "$1"
 }

@@ -1,32 +1,33 @@
 #!/usr/bin/python3
 """Runs gradring's bench_ops and the same ops in PyTorch, in one go, and prints them side by side.
 
-For each thread count, gradring (apps/bench_ops --json) and PyTorch run alternately for
---rounds rounds (the machine is shared; each side keeps its best time over the rounds).
-PyTorch runs in a child process with OpenBLAS (LD_LIBRARY_PATH=.../openblas-openmp,
-OPENBLAS_CORETYPE=SkylakeX), OMP_NUM_THREADS=<n> and torch.set_num_threads(<n>).
+For each thread count, gradring (apps/bench_ops --json) and each PyTorch peer run alternately
+for --rounds rounds (the machine is shared; each side keeps its best time over the rounds).
+Each peer runs in a child process with OMP_NUM_THREADS=<n>, torch.set_num_threads(<n>) and
+its fastest BLAS (bench/peers.py: OpenBLAS with OPENBLAS_CORETYPE=SkylakeX for Debian's torch).
 
-    /usr/bin/python3 bench/compare_ops.py --bench build/apps/bench_ops [--threads 1,2]
-        [--repeat 20] [--rounds 3] [--ops sgemm,conv2d] [--markdown] [--python VENV/bin/python]
+    python3 bench/compare_ops.py --bench build/apps/bench_ops [--threads 1,2]
+        [--repeat 20] [--rounds 3] [--ops sgemm,conv2d] [--markdown] [--python PY [--python PY2]]
 
-The torch side runs under --python (default Debian's /usr/bin/python3 with torch 1.13; the
-speed peer is current PyTorch, a venv's bin/python). Prints a table (markdown with
---markdown) and whether the targets hold: SGEMM >= 0.9x torch (GFLOP/s) at every size and
-thread count, conv2d fwd+bwd of 64x32x13x13 * 64x32x3x3 >= 1.25x torch (time) at 1 thread.
+--python names a peer's Python and may be repeated (default Debian's /usr/bin/python3 with
+torch 1.13; a venv's bin/python for current PyTorch). With several peers the torch columns
+show, per row, the fastest peer (named in the last column): speedups are against it.
+Prints a table (markdown with --markdown) and whether the targets hold: SGEMM >= 0.9x torch
+(GFLOP/s) at every size and thread count, conv2d fwd+bwd of 64x32x13x13 * 64x32x3x3 >= 1.25x
+torch (time) at 1 thread.
 """
 import argparse
 import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers  # noqa: E402
 from table_print import print_table  # noqa: E402
 
-OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 CONV_TARGET = ("conv2d_fwdbwd", "64x32x13x13,w64x32x3x3")
 
 # (label, N, C, H, W, O, k, bias, input_grad): the same shapes as apps/bench_ops.cpp.
@@ -193,11 +194,13 @@ def run_gradring(bench, threads, repeat, ops):
     return last_json_line(p.stdout, "bench_ops")
 
 
+peer_envs = {}  # python -> its bench/peers.py environment
+
+
 def run_torch(python, threads, repeat, ops):
     cmd = [python, os.path.abspath(__file__), "--torch-worker", "--threads", str(threads),
            "--repeat", str(repeat)] + (["--ops", ops] if ops else [])
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_CORETYPE="SkylakeX",
-               LD_LIBRARY_PATH=OPENBLAS_DIR + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), **peer_envs[python])
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"compare_ops: the torch run failed ({p.returncode}):\n{p.stdout}{p.stderr}")
@@ -211,17 +214,6 @@ def keep_best(best, run):
             best[key] = r
 
 
-def cpu_model():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bench", default="build/apps/bench_ops", help="path to the bench_ops executable")
@@ -230,8 +222,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="alternating gradring/torch rounds per thread count")
     ap.add_argument("--ops", default="", help="op filter passed to both sides (e.g. sgemm,conv2d)")
     ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
-    ap.add_argument("--python", default="/usr/bin/python3",
-                    help="the Python whose torch is the peer (default Debian's 1.13; current PyTorch: a venv's bin/python)")
+    ap.add_argument("--python", action="append",
+                    help="a peer's Python, repeatable (default Debian's /usr/bin/python3 with torch 1.13; current "
+                    "PyTorch: a venv's bin/python); speedups are against the fastest peer of each row")
+    ap.add_argument("--openblas", default=os.environ.get("GRADRING_OPENBLAS_DIR", peers.DEFAULT_OPENBLAS),
+                    help="the folder of OpenBLAS's libblas.so.3 for peers on Debian's torch (bench/peers.py)")
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     try:
@@ -251,34 +246,47 @@ def main():
         return
     if not os.access(args.bench, os.X_OK):
         ap.error(f"--bench: {args.bench} is not an executable (build apps/bench_ops first)")
+    pythons = args.python or ["/usr/bin/python3"]
+    labels = {py: chr(65 + i) for i, py in enumerate(pythons)}
+    when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    print(f"compare_ops: {when}, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; machine: "
+          f"{peers.machine()}; gradring best of {args.rounds} rounds x {args.repeat} runs against each peer's best")
+    for py in pythons:
+        text, info = peers.describe(py, args.openblas)
+        print(f"peer {labels[py]}: {text}")
+        if info is None or info["blas"].startswith("reference BLAS"):
+            sys.exit(f"compare_ops: {py} is not a usable peer (no torch, or torch on the reference BLAS: install "
+                     f"libopenblas0-openmp or pass --openblas DIR)")
+        peer_envs[py] = peers.peer_env(py, args.openblas)
 
     rows, ok = [], True
     for t in threads:
-        g_best, t_best = {}, {}
+        g_best, t_best = {}, {py: {} for py in pythons}
         for _ in range(args.rounds):
             keep_best(g_best, run_gradring(args.bench, t, args.repeat, args.ops))
-            keep_best(t_best, run_torch(args.python, t, args.repeat, args.ops))
+            for py in pythons:
+                keep_best(t_best[py], run_torch(py, t, args.repeat, args.ops))
         for key, g in g_best.items():
-            tr = t_best.get(key)
-            if tr is None:
+            found = [(t_best[py][key], py) for py in pythons if key in t_best[py]]
+            if not found:
                 continue
+            tr, py = min(found, key=lambda f: f[0]["ms"])
             unit = "gbps" if "gbps" in g else "gflops"
             speedup = tr["ms"] / g["ms"]
-            rows.append((key[0], key[1], t, g["ms"], tr["ms"], g[unit], tr[unit], unit, speedup))
+            rows.append((key[0], key[1], t, g["ms"], tr["ms"], g[unit], tr[unit], unit, speedup, labels[py]))
 
-    when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    print(f"compare_ops: {when}, {cpu_model()}, {os.cpu_count()} CPUs; gradring best of {args.rounds} rounds "
-          f"x {args.repeat} runs vs torch (OpenBLAS {OPENBLAS_DIR}, OPENBLAS_CORETYPE=SkylakeX)")
     head = ["op", "shape", "threads", "gradring ms", "torch ms", "gradring rate", "torch rate", "speedup"]
+    if len(pythons) > 1:
+        head.append("peer")
     lines = []
-    for op, shape, t, gms, tms, grate, trate, unit, sp in rows:
+    for op, shape, t, gms, tms, grate, trate, unit, sp, peer in rows:
         u = "GB/s" if unit == "gbps" else "GFLOP/s"
         lines.append([op, shape, str(t), f"{gms:.3f}", f"{tms:.3f}", f"{grate:.1f} {u}", f"{trate:.1f} {u}",
-                      f"{sp:.2f}x"])
+                      f"{sp:.2f}x"] + ([peer] if len(pythons) > 1 else []))
     print_table(head, lines, args.markdown)
 
     # Targets: SGEMM >= 0.9x torch's GFLOP/s everywhere; the conv2d training step >= 1.25x at 1 thread.
-    for op, shape, t, gms, tms, grate, trate, unit, sp in rows:
+    for op, shape, t, gms, tms, grate, trate, unit, sp, _ in rows:
         if op == "sgemm":
             good = sp >= 0.9
             print(f"target sgemm {shape} @ {t} thread(s): {sp:.2f}x torch (need >= 0.90): {'met' if good else 'NOT met'}")

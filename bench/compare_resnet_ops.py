@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """ResNet-18's CPU training step op by op, gradring (apps/bench_resnet_ops) against PyTorch.
 
-Runs bench_resnet_ops --json and the same rows in PyTorch (this interpreter's torch: run it with
-/work/venv/bin/python for PyTorch 2.x and oneDNN), alternating for --rounds rounds and keeping
+Runs bench_resnet_ops --json and the same rows in PyTorch (--python PY's torch, default this
+interpreter's; a venv's bin/python for PyTorch 2.x and oneDNN), alternating for --rounds rounds and keeping
 each side's best time per row, then prints them side by side: each convolution of the model
 (forward, input gradient, weight gradient, both gradients in one call), batch norm, ReLU, add,
 pooling, the head, SGD, zero_grad and whole steps (batch 32, 3x32x32, 1 thread by default).
 
-    /work/venv/bin/python bench/compare_resnet_ops.py [--bench build/apps/bench_resnet_ops]
+    python3 bench/compare_resnet_ops.py --python VENV/bin/python [--bench build/apps/bench_resnet_ops]
         [--rounds 2] [--repeat 10] [--threads 1] [--only conv,other,model] [--markdown] [--profile]
 
 --profile also prints torch.profiler's per-op table of 5 PyTorch steps (the gradring side:
@@ -21,9 +21,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers  # noqa: E402
 from table_print import print_table  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+peers.run_under_python_option()  # --python PY: this script again under PY, before torch is imported
 
 # (name, count per step, C_in, C_out, H, k, stride, pad, input_grad): apps/bench_resnet_ops.cpp's list.
 LAYERS = [
@@ -143,6 +144,7 @@ def keep_best(best, rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bench", default="build/apps/bench_resnet_ops")
+    ap.add_argument("--python", help="the Python whose torch is the peer (default: this interpreter)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--steps", type=int, default=10)
@@ -166,7 +168,8 @@ def main():
         keep_best(g_best, rows)
         keep_best(t_best, torch_rows(a.batch, a.repeat, a.steps, only, a.profile and r == 0))
     load = os.getloadavg()
-    print(f"# compare_resnet_ops: gradring vs PyTorch {torch.__version__}, batch {a.batch}, {a.threads} thread(s), "
+    print(f"# machine: {peers.machine()}")
+    print(f"# compare_resnet_ops: gradring vs PyTorch {torch.__version__} ({sys.executable}), batch {a.batch}, {a.threads} thread(s), "
           f"best of {a.rounds} rounds x {a.repeat} runs, conv algorithm {a.conv_algorithm}; "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     head = ["op", "shape", "count", "gradring ms", "torch ms", "torch/gradring", "gradring per step", "torch per step"]

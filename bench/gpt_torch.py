@@ -8,6 +8,7 @@ the windows of the byte corpus are chosen exactly as gradring's TokenDataset cho
 
   python bench/gpt_torch.py --model tiny --steps 200 --threads 1
   python -m torch.distributed.run --nproc-per-node 2 bench/gpt_torch.py --model tiny   (DDP, gloo)
+  python bench/gpt_torch.py --model small --device cuda    (model, batches and autocast on the GPU)
 """
 import argparse
 import contextlib
@@ -81,6 +82,21 @@ def load_corpus(path):
 
 
 # ---- the model ----
+SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0; Debian's 1.13 has none
+
+
+def causal_attention(q, k, v, dropout_p):
+    """softmax(q k^T / sqrt(d) + causal mask) v: fused where torch has it, else the composite
+    (what nanoGPT did before torch 2.0), so that Debian's torch 1.13 can be a peer too."""
+    if SDPA:
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
+    T = q.size(-2)
+    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.size(-1)))
+    mask = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    weights = F.dropout(F.softmax(scores.masked_fill(mask, float("-inf")), dim=-1), p=dropout_p)
+    return weights @ v
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, c):
         super().__init__()
@@ -93,7 +109,7 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.shape
         q, k, v = self.c_attn(x).split(C, dim=2)
         q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)
+        y = causal_attention(q, k, v, self.dropout if self.training else 0.0)
         y = y.transpose(1, 2).contiguous().view(B, T, C)
         return self.resid_dropout(self.c_proj(y))
 
@@ -180,16 +196,17 @@ def flops_per_token(c, params):
 def evaluate(model, windows, eval_windows, batch, rank, world, dtype_ctx):
     """Mean loss over the first `eval_windows` validation windows, split over the ranks."""
     model.eval()
-    total = torch.zeros(2, dtype=torch.float64)
+    dev = next(model.parameters()).device
+    total = torch.zeros(2, dtype=torch.float64, device=dev)
     mine = list(range(rank, eval_windows, world))
     for i in range(0, len(mine), batch):
         first = mine[i:i + batch]
         starts = windows.starts[first]
         idx = starts[:, None] + torch.arange(windows.window + 1)[None, :]
-        w = windows.tokens[idx].long()
+        w = windows.tokens[idx].long().to(dev)
         with dtype_ctx():
             _, loss = model(w[:, :-1], w[:, 1:])
-        total += torch.tensor([loss.item() * len(first), len(first)], dtype=torch.float64)
+        total += torch.tensor([loss.item() * len(first), len(first)], dtype=torch.float64, device=dev)
     if world > 1:
         torch.distributed.all_reduce(total)
     model.train()
@@ -219,6 +236,8 @@ def main():
     ap.add_argument("--curve", help="write step,train_loss,val_loss lines to this CSV file")
     ap.add_argument("--profile", help="profile the training steps after the first 3 (torch.profiler): print a "
                     "per-op table and write a Chrome trace here (rank 0's)")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: the model, the batches and autocast "
+                    "there (under torch.distributed.run, cuda is cuda:<local rank> and the group NCCL)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
 
@@ -230,23 +249,30 @@ def main():
     torch.set_num_threads(a.threads)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
+    dev = torch.device(a.device)
+    if dev.type == "cuda" and dev.index is None:
+        dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    if dev.type == "cuda":
+        torch.cuda.set_device(dev)
     if world > 1:
-        torch.distributed.init_process_group("gloo")
+        torch.distributed.init_process_group("nccl" if dev.type == "cuda" else "gloo")
     torch.manual_seed(a.seed)
     param_dtype = torch.float64 if a.dtype == "float64" else torch.float32
     model = GPT(c).to(param_dtype)
     if a.load:
         from safetensors.torch import load_file
         model.load_state_dict({k: v.to(param_dtype) for k, v in load_file(a.load).items()}, strict=True)
+    model.to(dev)
     params = model.num_params() - model.wpe.weight.numel()
-    net = torch.nn.parallel.DistributedDataParallel(model) if world > 1 else model
+    ddp_devices = [dev.index] if dev.type == "cuda" else None
+    net = torch.nn.parallel.DistributedDataParallel(model, device_ids=ddp_devices) if world > 1 else model
     opt = make_optimizer(model, a.lr, a.weight_decay)
     min_lr = a.min_lr if a.min_lr is not None else a.lr / 10
 
     def dtype_ctx():
         if a.dtype == "bf16":
-            return torch.autocast("cpu", dtype=torch.bfloat16)
-        return torch.autocast("cpu", enabled=False)
+            return torch.autocast(dev.type, dtype=torch.bfloat16)
+        return torch.autocast(dev.type, enabled=False)
 
     train_tokens, val_tokens = load_corpus(a.data)
     train = TokenWindows(train_tokens, c["block"], a.seed, rank, world)
@@ -270,6 +296,7 @@ def main():
         # Named phases in the profile (train_gpt's spans).
         span = torch.profiler.record_function if profiler is not None else (lambda name: contextlib.nullcontext())
         t0 = time.perf_counter()
+        x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)  # in the step, as train_gpt's batches
         with span("forward"), dtype_ctx():
             _, loss = net(x, y)
         with span("zero_grad"):
@@ -286,7 +313,7 @@ def main():
             timed_tokens += B * T * world
             timed_seconds += dt
         if world > 1:
-            lt = torch.tensor([loss_value], dtype=torch.float64)
+            lt = torch.tensor([loss_value], dtype=torch.float64, device=dev)
             torch.distributed.all_reduce(lt)
             loss_value = lt.item() / world
         last = step + 1 == a.steps
@@ -313,7 +340,8 @@ def main():
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         out = {"steps": a.steps, "world_size": world, "tokens_per_sec": tps, "train_loss": loss_value,
                "val_loss": val_loss, "params": params, "flops_per_token": flops_per_token(c, params),
-               "peak_rss_mb": rss_mb, "torch": torch.__version__, "threads": a.threads}
+               "peak_rss_mb": rss_mb, "torch": torch.__version__, "threads": a.threads,
+               "attention": "sdpa" if SDPA else "composite", "dtype": a.dtype}
         print(json.dumps(out) if a.json else f"done: {tps:.0f} tokens/s, val loss {val_loss:.4f}, peak RSS {rss_mb:.0f} MB")
     if world > 1:
         torch.distributed.destroy_process_group()

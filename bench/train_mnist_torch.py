@@ -5,7 +5,9 @@ optimizer, timed the same way (training images per second over the measured step
 Run with Debian's python3 (python3-torch); for a fair peer use OpenBLAS:
   LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp OPENBLAS_CORETYPE=SkylakeX \
     /usr/bin/python3 bench/train_mnist_torch.py --threads 1 --epochs 1
-Prints per-epoch lines and, with --json, one JSON object as the last line.
+Prints per-epoch lines and, with --json, one JSON object as the last line. --device cuda
+puts the model and the data on the GPU (a step's time includes its loss.item(), which waits
+for the GPU, as train_mnist's step does).
 """
 import argparse
 import gzip
@@ -74,19 +76,22 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0 = full epochs)")
     p.add_argument("--warmup", type=int, default=5, help="steps excluded from the images/s figure")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: the model and the data there")
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
     xtr, ytr = load(a.data, True)
     xte, yte = load(a.data, False)
-    model = Net()
+    dev = torch.device(a.device)
+    xtr, ytr, xte, yte = xtr.to(dev), ytr.to(dev), xte.to(dev), yte.to(dev)
+    model = Net().to(dev)
     opt = torch.optim.Adadelta(model.parameters(), lr=a.lr)
     steps, timed_images, timed_seconds, loss_sum, loss_n = 0, 0, 0.0, 0.0, 0
     acc = 0.0
     for epoch in range(1, a.epochs + 1):
         model.train()
-        perm = torch.randperm(len(xtr))
+        perm = torch.randperm(len(xtr)).to(dev)
         for i in range(0, len(xtr), a.batch_size):
             idx = perm[i:i + a.batch_size]
             t0 = time.perf_counter()
@@ -94,12 +99,13 @@ def main():
             loss = F.nll_loss(model(xtr[idx]), ytr[idx])
             loss.backward()
             opt.step()
+            lv = loss.item()
             dt = time.perf_counter() - t0
             steps += 1
             if steps > a.warmup:
                 timed_images += len(idx)
                 timed_seconds += dt
-            loss_sum += loss.item()
+            loss_sum += lv
             loss_n += 1
             if a.max_steps and steps >= a.max_steps:
                 break

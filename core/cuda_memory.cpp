@@ -55,6 +55,15 @@ int cuda::current_device() {
   return h->current_device();
 }
 
+cuda::DeviceProperties cuda::get_device_properties(int device) {
+  detail::CudaHooks* h = hooks();
+  GR_CHECK(h != nullptr, "cuda::get_device_properties(): ",
+           built_with_cuda() ? "no CUDA device was found" : "this build has no CUDA backend (configure with -DGRADRING_CUDA=ON)");
+  GR_CHECK(device >= -1 && device < cuda_device_count(), "cuda::get_device_properties(", device, "): ",
+           cuda_device_count(), " CUDA device(s) visible");
+  return h->device_properties(device < 0 ? h->current_device() : device);
+}
+
 Tensor Tensor::cuda() const { return to(Device(kCUDA, cuda::current_device())); }
 
 cuda::MemoryStats cuda::pinned_memory_stats() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "core/allocator.h"
 #include "core/block_pool.h"
@@ -33,6 +34,16 @@ void set_device(int device);
 // The calling thread's current CUDA device (0 unless set_device chose another). Throws
 // without a device.
 int current_device();
+
+// What torch.cuda.get_device_properties reports, the part the apps use (the MFU's peak).
+struct DeviceProperties {
+  std::string name;  // e.g. "NVIDIA H200"
+  int major = 0, minor = 0;  // compute capability
+  int multi_processor_count = 0;
+  size_t total_memory = 0;  // bytes
+};
+// The properties of `device` (-1: the current device). Throws without a device.
+DeviceProperties get_device_properties(int device = -1);
 
 }  // namespace gr::cuda
 
@@ -64,6 +75,7 @@ class CudaHooks {
   virtual void synchronize(int device) = 0;
   virtual void set_device(int device) = 0;
   virtual int current_device() = 0;
+  virtual cuda::DeviceProperties device_properties(int device) = 0;
 };
 void set_cuda_hooks(CudaHooks* hooks);
 

@@ -4,13 +4,24 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/cuda_memory.h"
 #include "core/native/copy.h"
+#include "core/version.h"
 #include "core/native/range.h"
 
 namespace gr {
 
 static void check_sizes(IntArrayRef sizes, const char* op) {
   for (int64_t s : sizes) GR_CHECK(s >= 0, op, ": negative dimension ", s, " in size ", sizes);
+}
+
+// A factory result made on the CPU, moved to its device. To a GPU it goes through page-locked
+// memory without waiting (Note [Pinned copies]): a copy from pageable memory stops the host
+// until the stream is idle (Note [Host synchronisations]), which a model's position ids
+// (arange on the GPU) did once per forward.
+static Tensor to_target(const Tensor& cpu, Device device) {
+  if (!device.is_cuda() || cuda_device_count() == 0 || cpu.numel() == 0) return native::to_device(cpu, device);
+  return native::to_device(pin_memory(cpu), device, /*non_blocking=*/true);
 }
 
 static Tensor finish(Tensor t, const TensorOptions& options) {
@@ -54,11 +65,11 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   // Without a dtype: int64 when every bound is an integer, else float32 (as torch).
   const bool integral = start.is_integral() && end.is_integral() && step.is_integral();
   if (!options.has_dtype()) options = options.dtype(integral ? kInt64 : kFloat32);
-  return finish(native::to_device(native::arange_cpu(start, end, step, options.dtype()), options.device()), options);
+  return finish(to_target(native::arange_cpu(start, end, step, options.dtype()), options.device()), options);
 }
 
 Tensor linspace(double start, double end, int64_t steps, TensorOptions options) {
-  return finish(native::to_device(native::linspace_cpu(start, end, steps, options.dtype()), options.device()), options);
+  return finish(to_target(native::linspace_cpu(start, end, steps, options.dtype()), options.device()), options);
 }
 
 Tensor eye(int64_t n, TensorOptions options) {
@@ -66,7 +77,7 @@ Tensor eye(int64_t n, TensorOptions options) {
   Tensor cpu = zeros({n, n}, TensorOptions(kFloat64));
   double* p = cpu.data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) p[i * n + i] = 1.0;
-  return finish(native::to_device(native::to_dtype(cpu, options.dtype()), options.device()), options);
+  return finish(to_target(native::to_dtype(cpu, options.dtype()), options.device()), options);
 }
 
 static Tensor wrap_blob(void* data, IntArrayRef sizes, std::vector<int64_t> strides, std::function<void(void*)> deleter,

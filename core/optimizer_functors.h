@@ -22,6 +22,7 @@ struct SgdStep {
     d = momentum == T(0) ? d : nesterov ? d + b * momentum : b;
     p = p + d * (-lr);
   }
+  bool operator==(const SgdStep&) const = default;  // one multi-tensor step per run of equal ones
 };
 
 // Adam/AdamW. decoupled: p *= 1 - lr*wd first (AdamW); otherwise g += wd*p (Adam).
@@ -42,6 +43,7 @@ struct AdamStep {
     T step_size = lr / bias_correction1;
     p = p + (exp_avg / denom) * (-step_size);
   }
+  bool operator==(const AdamStep&) const = default;
 };
 
 // Adadelta: sq = rho*sq + (1-rho)*g^2; delta = sqrt(acc+eps)/sqrt(sq+eps)*g;
@@ -57,6 +59,15 @@ struct AdadeltaStep {
     acc_delta = acc_delta * rho + (T(1) - rho) * delta * delta;
     p = p + delta * (-lr);
   }
+  bool operator==(const AdadeltaStep&) const = default;
 };
+
+// clip_grad_norm_: the gradients are multiplied by max_norm / (total_norm + 1e-6) when that is
+// below one (or NaN, which then spreads as in torch). The CPU reads the total; CUDA computes
+// this in the kernel from the total in device memory (no host synchronisation).
+GR_HOST_DEVICE GR_INLINE double clip_coefficient(double total_norm, double max_norm) {
+  return max_norm / (total_norm + 1e-6);
+}
+GR_HOST_DEVICE GR_INLINE bool clip_applies(double coef) { return coef < 1.0 || coef != coef; }
 
 }  // namespace gr::functors

@@ -118,6 +118,18 @@ struct NormNegInf : Min<Acc> {
   GR_HOST_DEVICE Acc reduce(Acc a, T x) const { return Min<Acc>::reduce(a, math::fabs(static_cast<Acc>(x))); }
 };
 
+// The op of a norm of order p (on the host), handed to f: the CPU loop, the CUDA multi-tensor
+// norm (cuda_kernels/foreach.cu) and the combination of per-tensor norms take it from here.
+template <class Acc, class F>
+void with_norm_op(double p, const F& f) {
+  if (p == 0) f(Norm0<Acc>{});
+  else if (p == 1) f(Norm1<Acc>{});
+  else if (p == 2) f(Norm2<Acc>{});
+  else if (p == INFINITY) f(NormInf<Acc>{});
+  else if (p == -INFINITY) f(NormNegInf<Acc>{});
+  else f(NormP<Acc>{{}, static_cast<Acc>(p)});
+}
+
 // any / all / count_nonzero: a value counts when it is not zero (NaN is not zero).
 struct Any {
   GR_HOST_DEVICE bool identity() const { return false; }

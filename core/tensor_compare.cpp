@@ -35,7 +35,9 @@ bool Tensor::allclose(const Tensor& o, double rtol, double atol) const {
   const double *pa = a.data_ptr<double>(), *pb = b.data_ptr<double>();
   for (int64_t i = 0; i < a.numel(); ++i) {
     if (pa[i] == pb[i]) continue;  // also equal infinities
-    // NaN never matches: the comparison below is false for it.
+    // Otherwise a NaN or an infinity never matches, as in torch.isclose: with an infinite
+    // reference, atol + rtol * |b| would be infinite and accept any value.
+    if (!std::isfinite(pa[i]) || !std::isfinite(pb[i])) return false;
     if (!(std::abs(pa[i] - pb[i]) <= atol + rtol * std::abs(pb[i]))) return false;
   }
   return true;

@@ -1,11 +1,22 @@
 // CUDA scaled dot-product attention (attention_stub, attention_backward_stub of
-// core/native/attention.h): a straightforward tiled online softmax. A block of kRows threads
-// owns kRows query rows (forward, dQ) or key rows (dK, dV), one row per thread; the other
-// side's rows stream through shared memory in tiles. Scores, masks, dropout factors and the
-// logsumexp use attention.h's functions, shared with the CPU kernel; nothing L x S is stored.
+// core/native/attention.h). Heads up to kAttentionCudaTileDim wide run on the tiled kernels:
+// bfloat16 and float16 on tensor cores (attention_tc.cu), float32 on register tiles
+// (attention_simt.cu). float64, wider float32 heads, and devices without the shared memory the
+// tiles need run on the general kernels below: a thread per query row (forward, dQ) or key row
+// (dK, dV), the other side's rows streaming through shared memory. Scores, masks, dropout
+// factors and the logsumexp use attention.h's functions, shared with the CPU kernel; nothing
+// L x S is stored. Operands are read and written in their layouts (Note [Attention operands in
+// place]).
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
 
+#include "core/deterministic.h"
+#include "core/factory.h"
 #include "core/native/attention.h"
+#include "cuda_kernels/attention_tiles.cuh"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/runtime.h"
 
@@ -14,7 +25,7 @@ namespace {
 
 using namespace gr::native;
 
-constexpr int kRows = 64;  // threads per block, one row each
+constexpr int kRows = 64;  // threads per block of the general kernels, one row each
 
 // Rows per shared tile so that a tile of width-`cols` rows (plus two per-row values) stays
 // within 40 KiB.
@@ -30,14 +41,16 @@ __device__ __forceinline__ T dot(const T* a, const T* b, int64_t n) {
   return s;
 }
 
-// The block copies n contiguous values into shared memory.
+// The block copies rows [r0, r0 + n) of an operand (each `cols` wide) into dst[n][cols].
 template <class T>
-__device__ __forceinline__ void load_shared(T* dst, const T* src, int64_t n) {
-  for (int64_t x = threadIdx.x; x < n; x += blockDim.x) dst[x] = src[x];
+__device__ __forceinline__ void load_rows(T* dst, const T* data, const AttentionLayout& at, int64_t b, int64_t r0,
+                                          int64_t n, int64_t cols) {
+  const T* base = data + at.at(b, r0);
+  for (int64_t x = threadIdx.x; x < n * cols; x += blockDim.x) dst[x] = base[x / cols * at.row_stride + x % cols];
 }
 
 // Shapes: q [B, L, E], k [B, S, E], v [B, S, Ev], out [B, L, Ev], lse [B, L]. Block x covers
-// batch entry x / nblk, query rows (x % nblk) * kRows ...
+// batch entry x / nblk, query rows (x % nblk) * kRows ... The output row accumulates in place.
 template <class T>
 __global__ void attention_forward_kernel(const T* q, const T* k, const T* v, const void* mask, T* out, T* lse,
                                          AttentionParams p, int64_t nblk, int tile) {
@@ -46,18 +59,18 @@ __global__ void attention_forward_kernel(const T* q, const T* k, const T* v, con
   T* vs = ks + tile * p.E;
   const int64_t b = blockIdx.x / nblk, i0 = blockIdx.x % nblk * kRows, i = i0 + threadIdx.x;
   const bool active = i < p.L;
-  const T* qi = q + (b * p.L + i) * p.E;
-  T* oi = out + (b * p.L + i) * p.Ev;
+  const T* qi = q + p.q_at.at(b, i);
+  T* oi = out + p.out_at.at(b, i);
   if (active)
     for (int64_t c = 0; c < p.Ev; ++c) oi[c] = 0;
   T m = attention_neg_inf<T>(), l = 0;
   const T scale = static_cast<T>(p.scale);
-  const int64_t kend = p.causal ? min(p.S, i0 + kRows) : p.S;  // uniform per block
+  const int64_t kend = attention_key_end(p, i0, kRows);  // uniform per block
   for (int64_t j0 = 0; j0 < kend; j0 += tile) {
     const int64_t nc = min(static_cast<int64_t>(tile), p.S - j0);
     __syncthreads();
-    load_shared(ks, k + (b * p.S + j0) * p.E, nc * p.E);
-    load_shared(vs, v + (b * p.S + j0) * p.Ev, nc * p.Ev);
+    load_rows(ks, k, p.k_at, b, j0, nc, p.E);
+    load_rows(vs, v, p.v_at, b, j0, nc, p.Ev);
     __syncthreads();
     if (!active) continue;
     for (int64_t jj = 0; jj < nc; ++jj) {
@@ -93,23 +106,22 @@ __global__ void attention_backward_dq_kernel(const T* go, const T* q, const T* k
   T* vs = ks + tile * p.E;
   const int64_t b = blockIdx.x / nblk, i0 = blockIdx.x % nblk * kRows, i = i0 + threadIdx.x;
   const bool active = i < p.L;
-  const int64_t row = b * p.L + i;
-  const T* qi = q + row * p.E;
-  const T* gi = go + row * p.Ev;
-  T* dqi = dq + row * p.E;
+  const T* qi = q + p.q_at.at(b, i);
+  const T* gi = go + p.grad_out_at.at(b, i);
+  T* dqi = dq + p.dq_at.at(b, i);
   const T scale = static_cast<T>(p.scale);
   T D = 0, li = attention_neg_inf<T>();
   if (active) {
-    D = dot(gi, out + row * p.Ev, p.Ev);
-    li = lse[row];
+    D = dot(gi, out + p.out_at.at(b, i), p.Ev);
+    li = lse[b * p.L + i];
     for (int64_t e = 0; e < p.E; ++e) dqi[e] = 0;
   }
-  const int64_t kend = p.causal ? min(p.S, i0 + kRows) : p.S;
+  const int64_t kend = attention_key_end(p, i0, kRows);
   for (int64_t j0 = 0; j0 < kend; j0 += tile) {
     const int64_t nc = min(static_cast<int64_t>(tile), p.S - j0);
     __syncthreads();
-    load_shared(ks, k + (b * p.S + j0) * p.E, nc * p.E);
-    load_shared(vs, v + (b * p.S + j0) * p.Ev, nc * p.Ev);
+    load_rows(ks, k, p.k_at, b, j0, nc, p.E);
+    load_rows(vs, v, p.v_at, b, j0, nc, p.Ev);
     __syncthreads();
     if (!active || li == attention_neg_inf<T>()) continue;
     for (int64_t jj = 0; jj < nc; ++jj) {
@@ -136,25 +148,24 @@ __global__ void attention_backward_dkv_kernel(const T* go, const T* q, const T* 
   T* ls = Ds + tile;
   const int64_t b = blockIdx.x / nblk, j0b = blockIdx.x % nblk * kRows, j = j0b + threadIdx.x;
   const bool active = j < p.S;
-  const T* kj = k + (b * p.S + j) * p.E;
-  const T* vj = v + (b * p.S + j) * p.Ev;
-  T* dkj = dk + (b * p.S + j) * p.E;
-  T* dvj = dv + (b * p.S + j) * p.Ev;
+  const T* kj = k + p.k_at.at(b, j);
+  const T* vj = v + p.v_at.at(b, j);
+  T* dkj = dk + p.dk_at.at(b, j);
+  T* dvj = dv + p.dv_at.at(b, j);
   if (active) {
     for (int64_t e = 0; e < p.E; ++e) dkj[e] = 0;
     for (int64_t c = 0; c < p.Ev; ++c) dvj[c] = 0;
   }
   const T scale = static_cast<T>(p.scale);
   // Causal: no query before the block's first key sees any of its keys.
-  for (int64_t i0 = p.causal ? j0b : 0; i0 < p.L; i0 += tile) {
+  for (int64_t i0 = attention_query_begin(p, j0b); i0 < p.L; i0 += tile) {
     const int64_t nq = min(static_cast<int64_t>(tile), p.L - i0);
     __syncthreads();
-    load_shared(qs, q + (b * p.L + i0) * p.E, nq * p.E);
-    load_shared(gs, go + (b * p.L + i0) * p.Ev, nq * p.Ev);
+    load_rows(qs, q, p.q_at, b, i0, nq, p.E);
+    load_rows(gs, go, p.grad_out_at, b, i0, nq, p.Ev);
     for (int64_t t = threadIdx.x; t < nq; t += blockDim.x) {
-      const int64_t row = b * p.L + i0 + t;
-      Ds[t] = dot(go + row * p.Ev, out + row * p.Ev, p.Ev);
-      ls[t] = lse[row];
+      Ds[t] = dot(go + p.grad_out_at.at(b, i0 + t), out + p.out_at.at(b, i0 + t), p.Ev);
+      ls[t] = lse[b * p.L + i0 + t];
     }
     __syncthreads();
     if (!active) continue;
@@ -173,43 +184,159 @@ __global__ void attention_backward_dkv_kernel(const T* go, const T* q, const T* 
   }
 }
 
+// The tiled backward's first pass: D[b, i] = rowsum(dO * O) in float, a warp per row.
+template <class T>
+__global__ void row_dot_kernel(const T* go, const T* out, float* D, AttentionParams p) {
+  const int64_t row = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= p.B * p.L) return;  // whole warps leave together
+  const int64_t b = row / p.L, i = row % p.L;
+  const T* g = go + p.grad_out_at.at(b, i);
+  const T* o = out + p.out_at.at(b, i);
+  float s = 0;
+  for (int64_t c = lane; c < p.Ev; c += 32) s += static_cast<float>(g[c]) * static_cast<float>(o[c]);
+  for (int m = 16; m > 0; m /= 2) s += __shfl_xor_sync(0xffffffffu, s, m);
+  if (lane == 0) D[row] = s;
+}
+
+// Its last: dq = dq_acc * scale, in dq's dtype and layout.
+template <class T>
+__global__ void store_dq_kernel(const float* acc, T* dq, AttentionParams p) {
+  const int64_t n = p.B * p.L * p.E;
+  for (int64_t x = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; x < n;
+       x += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = x / p.E, c = x % p.E;
+    dq[p.dq_at.at(row / p.L, row % p.L) + c] = T(acc[x] * static_cast<float>(p.scale));
+  }
+}
+
+template <class T>
+void general_forward(const void* q, const void* k, const void* v, const void* mask, void* out, void* lse,
+                     const AttentionParams& p, cudaStream_t stream) {
+  const int tile = tile_rows<T>(p.E + p.Ev);
+  const int64_t nblk = (p.L + kRows - 1) / kRows;
+  const size_t shared = static_cast<size_t>(tile) * (p.E + p.Ev) * sizeof(T);
+  attention_forward_kernel<T><<<static_cast<unsigned>(p.B * nblk), kRows, shared, stream>>>(
+      static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), mask, static_cast<T*>(out),
+      static_cast<T*>(lse), p, nblk, tile);
+  GR_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void general_backward(const void* grad_out, const void* q, const void* k, const void* v, const void* mask,
+                      const void* out, const void* lse, void* dq, void* dk, void* dv, const AttentionParams& p,
+                      cudaStream_t stream) {
+  const T *g = static_cast<const T*>(grad_out), *qq = static_cast<const T*>(q), *kk = static_cast<const T*>(k);
+  const T *vv = static_cast<const T*>(v), *o = static_cast<const T*>(out), *ls = static_cast<const T*>(lse);
+  const int tile = tile_rows<T>(p.E + p.Ev);
+  const size_t shared = static_cast<size_t>(tile) * (p.E + p.Ev + 2) * sizeof(T);
+  const int64_t qblk = (p.L + kRows - 1) / kRows, kblk = (p.S + kRows - 1) / kRows;
+  attention_backward_dq_kernel<T><<<static_cast<unsigned>(p.B * qblk), kRows, shared, stream>>>(
+      g, qq, kk, vv, mask, o, ls, static_cast<T*>(dq), p, qblk, tile);
+  GR_CUDA_CHECK_LAUNCH();
+  attention_backward_dkv_kernel<T><<<static_cast<unsigned>(p.B * kblk), kRows, shared, stream>>>(
+      g, qq, kk, vv, mask, o, ls, static_cast<T*>(dk), static_cast<T*>(dv), p, kblk, tile);
+  GR_CUDA_CHECK_LAUNCH();
+}
+
+// Calls f.template operator()<T>() for a dtype of the tiled kernels and returns its result.
+template <class F>
+bool dispatch_tiled(ScalarType t, F&& f) {
+  if (t == kBFloat16) return f.template operator()<BFloat16>();
+  if (t == kFloat16) return f.template operator()<Half>();
+  return f.template operator()<float>();
+}
+
+// Whether the tiled kernels take these operands (the shared memory is checked at launch).
+bool tiled(const AttentionParams& p, ScalarType t) {
+  return (t == kFloat32 || is_reduced_float(t)) && attention::padded_head_dim(p.E, p.Ev) > 0;
+}
+
+// Every operand's rows 16-byte aligned: the tiles load with cp.async.
+bool rows_aligned(std::initializer_list<std::pair<const void*, const AttentionLayout*>> operands, ScalarType t) {
+  for (const auto& [data, at] : operands)
+    if (!attention::rows_aligned(data, *at, element_size(t))) return false;
+  return true;
+}
+
 void attention_cuda(const void* q, const void* k, const void* v, const void* mask, void* out, void* lse,
                     const AttentionParams& p, ScalarType t) {
-  // These kernels index contiguous [B, ., .] operands; prepare() copies them so on CUDA.
-  GR_CHECK(attention_operands_contiguous(p), "scaled_dot_product_attention: internal error: CUDA operands not contiguous");
-  dispatch_floating(t, "scaled_dot_product_attention", [&]<class T>() {
-    const int tile = tile_rows<T>(p.E + p.Ev);
-    const int64_t nblk = (p.L + kRows - 1) / kRows;
-    const size_t shared = static_cast<size_t>(tile) * (p.E + p.Ev) * sizeof(T);
-    attention_forward_kernel<T><<<static_cast<unsigned>(p.B * nblk), kRows, shared, current_stream()>>>(
-        static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), mask, static_cast<T*>(out),
-        static_cast<T*>(lse), p, nblk, tile);
-    GR_CUDA_CHECK_LAUNCH();
-  });
+  cudaStream_t stream = current_stream();
+  if (tiled(p, t)) {
+    const attention::ForwardArgs a{q, k, v, mask, out, static_cast<float*>(lse),
+                                   rows_aligned({{q, &p.q_at}, {k, &p.k_at}, {v, &p.v_at}}, t)};
+    const bool ran = t == kFloat32 ? attention::simt_forward(a, p, stream) : attention::tc_forward(a, p, t, stream);
+    if (ran) return;
+    GR_CHECK(t == kFloat32, "scaled_dot_product_attention: this device lacks the shared memory of the ", t,
+             " attention kernels");
+  }
+  dispatch_floating(t, "scaled_dot_product_attention",
+                    [&]<class T>() { general_forward<T>(q, k, v, mask, out, lse, p, stream); });
 }
 
 void attention_backward_cuda(const void* grad_out, const void* q, const void* k, const void* v, const void* mask,
                              const void* out, const void* lse, void* dq, void* dk, void* dv, const AttentionParams& p,
                              ScalarType t) {
-  // These kernels index contiguous [B, ., .] operands; prepare() copies them so on CUDA.
-  GR_CHECK(attention_operands_contiguous(p), "scaled_dot_product_attention: internal error: CUDA operands not contiguous");
+  cudaStream_t stream = current_stream();
+  // The tiled backward sums dQ with float atomics (Note [Tensor-core backward]): under
+  // use_deterministic_algorithms float32 takes the per-row kernels below (separate dQ and
+  // dK/dV passes, no atomics); bfloat16/float16 have no such path and alert, as PyTorch's
+  // memory-efficient backward does.
+  const bool deterministic = are_deterministic_algorithms_enabled();
+  if (deterministic && tiled(p, t) && t != kFloat32) alert_not_deterministic("scaled_dot_product_attention_backward_cuda");
+  if (tiled(p, t) && !(deterministic && t == kFloat32)) {
+    // D = rowsum(dO * O) first; dQ sums into float32 and is stored at the end.
+    const TensorOptions f32 = TensorOptions(kFloat32).device(Device(kCUDA, current_device()));
+    Tensor D = empty({p.B * p.L}, f32), dq_acc = empty({p.B * p.L * p.E}, f32);
+    GR_CUDA_CHECK(cudaMemsetAsync(dq_acc.data_ptr(), 0, static_cast<size_t>(dq_acc.numel()) * sizeof(float), stream));
+    const attention::BackwardArgs a{
+        grad_out, q, k, v, mask, static_cast<const float*>(lse), D.data_ptr<float>(), dq_acc.data_ptr<float>(), dk,
+        dv, rows_aligned({{grad_out, &p.grad_out_at}, {q, &p.q_at}, {k, &p.k_at}, {v, &p.v_at}}, t)};
+    const bool ran = dispatch_tiled(t, [&]<class T>() {
+      const unsigned rows_blocks = static_cast<unsigned>((p.B * p.L * 32 + 255) / 256);
+      row_dot_kernel<T><<<rows_blocks, 256, 0, stream>>>(static_cast<const T*>(grad_out), static_cast<const T*>(out),
+                                                        D.data_ptr<float>(), p);
+      GR_CUDA_CHECK_LAUNCH();
+      if (!(t == kFloat32 ? attention::simt_backward(a, p, stream) : attention::tc_backward(a, p, t, stream)))
+        return false;
+      store_dq_kernel<T><<<grid_size(p.B * p.L * p.E, 256), 256, 0, stream>>>(dq_acc.data_ptr<float>(),
+                                                                               static_cast<T*>(dq), p);
+      GR_CUDA_CHECK_LAUNCH();
+      return true;
+    });
+    if (ran) return;
+    GR_CHECK(t == kFloat32, "scaled_dot_product_attention_backward: this device lacks the shared memory of the ", t,
+             " attention kernels");
+  }
   dispatch_floating(t, "scaled_dot_product_attention_backward", [&]<class T>() {
-    const T *g = static_cast<const T*>(grad_out), *qq = static_cast<const T*>(q), *kk = static_cast<const T*>(k);
-    const T *vv = static_cast<const T*>(v), *o = static_cast<const T*>(out), *ls = static_cast<const T*>(lse);
-    const int tile = tile_rows<T>(p.E + p.Ev);
-    const size_t shared = static_cast<size_t>(tile) * (p.E + p.Ev + 2) * sizeof(T);
-    const int64_t qblk = (p.L + kRows - 1) / kRows, kblk = (p.S + kRows - 1) / kRows;
-    cudaStream_t stream = current_stream();
-    attention_backward_dq_kernel<T><<<static_cast<unsigned>(p.B * qblk), kRows, shared, stream>>>(
-        g, qq, kk, vv, mask, o, ls, static_cast<T*>(dq), p, qblk, tile);
-    GR_CUDA_CHECK_LAUNCH();
-    attention_backward_dkv_kernel<T><<<static_cast<unsigned>(p.B * kblk), kRows, shared, stream>>>(
-        g, qq, kk, vv, mask, o, ls, static_cast<T*>(dk), static_cast<T*>(dv), p, kblk, tile);
-    GR_CUDA_CHECK_LAUNCH();
+    general_backward<T>(grad_out, q, k, v, mask, out, lse, dq, dk, dv, p, stream);
   });
 }
 
 }  // namespace
+
+namespace attention {
+bool allow_shared_memory(const void* kernel, size_t bytes) {
+  static std::mutex mutex;
+  static std::map<int, int> optin;                  // device -> its largest block opt-in
+  static std::set<std::pair<const void*, int>> set;  // (kernel, device) already allowed
+  int device = 0;
+  GR_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = optin.find(device);
+  if (it == optin.end()) {
+    int max = 0;
+    GR_CUDA_CHECK(cudaDeviceGetAttribute(&max, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    it = optin.emplace(device, max).first;
+  }
+  if (bytes > static_cast<size_t>(it->second)) return false;
+  if (bytes > (size_t(48) << 10) && !set.count({kernel, device})) {
+    GR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    set.insert({kernel, device});
+  }
+  return true;
+}
+}  // namespace attention
 
 GR_REGISTER_KERNEL(native::attention_stub, kCUDA, &attention_cuda);
 GR_REGISTER_KERNEL(native::attention_backward_stub, kCUDA, &attention_backward_cuda);

@@ -39,6 +39,7 @@ class DeviceBackend final : public detail::StreamEventBackend {
   void raw_free(void* p) noexcept override {
     int previous = -1;
     if (cudaGetDevice(&previous) == cudaSuccess && previous != device_) cudaSetDevice(device_);
+    note_host_sync();  // cudaFree waits for the device
     const cudaError_t err = cudaFree(p);
     if (previous >= 0 && previous != device_) cudaSetDevice(previous);
     if (err != cudaSuccess && err != cudaErrorCudartUnloading)
@@ -131,7 +132,13 @@ class Hooks final : public gr::detail::CudaHooks {
   int current_device() override { return get_device(); }
   void synchronize(int device) override {
     DeviceGuard guard(device < 0 ? current_device() : device);
+    note_host_sync();
     GR_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  DeviceProperties device_properties(int device) override {
+    cudaDeviceProp p{};
+    GR_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+    return {p.name, p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem};
   }
 };
 

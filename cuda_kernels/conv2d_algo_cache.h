@@ -1,7 +1,8 @@
 // The bookkeeping of cuDNN algorithm selection for conv2d, in plain C++ (no CUDA headers, so
 // the CPU test suite checks it): the cache key (one convolution problem on one device, per
-// pass), the cache (each problem is searched once per process; the first answer stays), and
-// the walk over a preference list under a workspace cap that lowers after a failed allocation.
+// pass), the cache (each problem is searched once per process; the first answer stays), the
+// walk over a preference list under a workspace cap that lowers after a failed allocation, and
+// what deterministic algorithms allow (Note [Deterministic algorithms] in core/deterministic.h).
 #pragma once
 
 #include <array>
@@ -26,22 +27,25 @@ struct ConvAlgoKey {
   ScalarType dtype = kFloat32;
   int device = 0;
   ConvPass pass = ConvPass::kForward;
+  bool deterministic = false;  // searched under deterministic algorithms: another list
   bool operator==(const ConvAlgoKey&) const = default;
 };
 
-inline ConvAlgoKey conv_algo_key(const native::Conv2dArgs& a, ScalarType dtype, int device, ConvPass pass) {
+inline ConvAlgoKey conv_algo_key(const native::Conv2dArgs& a, ScalarType dtype, int device, ConvPass pass,
+                                 bool deterministic = false) {
   ConvAlgoKey k;
   k.dims = {a.N,        a.C_in,     a.H,     a.W,     a.C_out, a.kH,    a.kW,
             a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dil_h, a.dil_w, a.groups};
   k.dtype = dtype;
   k.device = device;
   k.pass = pass;
+  k.deterministic = deterministic;
   return k;
 }
 
 struct ConvAlgoKeyHash {
   size_t operator()(const ConvAlgoKey& k) const {
-    size_t h = std::hash<int>()(k.device * 4 + static_cast<int>(k.pass));
+    size_t h = std::hash<int>()((k.device * 4 + static_cast<int>(k.pass)) * 2 + (k.deterministic ? 1 : 0));
     auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
     mix(static_cast<uint64_t>(k.dtype));
     for (int64_t d : k.dims) mix(static_cast<uint64_t>(d));
@@ -58,6 +62,14 @@ struct ConvAlgoCandidate {
   size_t workspace = 0;
 };
 using ConvAlgoList = std::vector<ConvAlgoCandidate>;
+
+// Under deterministic algorithms a problem's list holds only the algorithms cuDNN rates
+// deterministic (no atomics), in the heuristics' order: timing them (benchmark mode) could
+// pick another one in another run, and another algorithm gives other bits.
+inline bool conv_algo_allowed(bool algo_is_deterministic, bool deterministic) {
+  return algo_is_deterministic || !deterministic;
+}
+inline bool conv_algos_timed(bool benchmark, bool deterministic) { return benchmark && !deterministic; }
 
 // Thread-safe map from problem to its list. insert() keeps the first list stored for a key:
 // two threads that searched the same problem at once agree on one answer.

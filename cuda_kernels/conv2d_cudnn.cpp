@@ -3,7 +3,8 @@
 // mode), each with the workspace cudnnGet*WorkspaceSize reports, and caches it; a call takes
 // the first algorithm within the workspace limit whose workspace the device allocator can
 // give, falling back to algorithms needing less after a failed allocation and to the next
-// one after NOT_SUPPORTED. float32 runs FMA math only (no TF32), like the cuBLAS GEMMs.
+// one after NOT_SUPPORTED. float32 runs FMA math only (no TF32), like the cuBLAS GEMMs. Under
+// deterministic algorithms only those cuDNN rates deterministic, in the heuristics' order.
 #include "cuda_kernels/conv2d_cudnn.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/deterministic.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "cuda_kernels/conv2d.h"
@@ -169,16 +171,18 @@ std::optional<Tensor> try_workspace(size_t bytes, int device) {
 }
 
 // perf[0, got) -> the usable algorithms in cuDNN's order: those it reports as working, that
-// keep the descriptor's math (no tensor-op math for float32) and whose workspace it sizes.
+// keep the descriptor's math (no tensor-op math for float32), that are deterministic when
+// that is asked for, and whose workspace it sizes.
 template <ConvPass P>
 ConvAlgoList usable(cudnnHandle_t h, const ConvProblem& p, const std::vector<typename PassCalls<P>::Perf>& perf,
-                    int got) {
+                    int got, bool deterministic) {
   const bool fma_only = p.conv.math_type() == CUDNN_FMA_MATH;
   ConvAlgoList list;
   for (int i = 0; i < got; ++i) {
     const auto& r = perf[static_cast<size_t>(i)];
     if (r.status != CUDNN_STATUS_SUCCESS) continue;
     if (fma_only && r.mathType != CUDNN_FMA_MATH && r.mathType != CUDNN_DEFAULT_MATH) continue;
+    if (!conv_algo_allowed(r.determinism == CUDNN_DETERMINISTIC, deterministic)) continue;
     const int algo = static_cast<int>(r.algo);
     if (std::any_of(list.begin(), list.end(), [&](const ConvAlgoCandidate& c) { return c.algo == algo; })) continue;
     size_t bytes = 0;
@@ -188,17 +192,18 @@ ConvAlgoList usable(cudnnHandle_t h, const ConvProblem& p, const std::vector<typ
   return list;
 }
 
-// The problem's algorithms in preference order: heuristics, or (benchmark mode) timings
-// with a workspace as large as the largest the heuristics list needs within the limit.
+// The problem's algorithms in preference order: heuristics, or (benchmark mode, unless
+// deterministic) timings with a workspace as large as the largest the heuristics list needs
+// within the limit.
 template <ConvPass P>
-ConvAlgoList search(cudnnHandle_t h, const ConvProblem& p, const Buffers& b, int device) {
+ConvAlgoList search(cudnnHandle_t h, const ConvProblem& p, const Buffers& b, int device, bool deterministic) {
   using Calls = PassCalls<P>;
   const int n = std::max(Calls::max_count(h), 1);
   std::vector<typename Calls::Perf> perf(static_cast<size_t>(n));
   int got = 0;
   Calls::heuristics(h, p, n, &got, perf.data());
-  ConvAlgoList list = usable<P>(h, p, perf, got);
-  if (!cudnn_benchmark() || list.empty()) return list;
+  ConvAlgoList list = usable<P>(h, p, perf, got, deterministic);
+  if (!conv_algos_timed(cudnn_benchmark(), deterministic) || list.empty()) return list;
   size_t bytes = 0;
   for (const ConvAlgoCandidate& c : list)
     if (c.workspace <= conv2d_workspace_limit()) bytes = std::max(bytes, c.workspace);
@@ -209,7 +214,7 @@ ConvAlgoList search(cudnnHandle_t h, const ConvProblem& p, const Buffers& b, int
   }
   got = 0;
   if (!ws || !Calls::find(h, p, b, n, &got, perf.data(), ws->data_ptr(), bytes)) return list;
-  ConvAlgoList timed = usable<P>(h, p, perf, got);  // fastest first
+  ConvAlgoList timed = usable<P>(h, p, perf, got, deterministic);  // fastest first
   return timed.empty() ? list : timed;
 }
 
@@ -218,9 +223,11 @@ ConvAlgoList search(cudnnHandle_t h, const ConvProblem& p, const Buffers& b, int
 template <ConvPass P>
 bool run_pass(const Conv2dArgs& a, ScalarType t, cudnnHandle_t h, const ConvProblem& p, const Buffers& b) {
   const int device = current_device();
-  const ConvAlgoKey key = conv_algo_key(a, t, device, P);
+  const bool deterministic = are_deterministic_algorithms_enabled();
+  const ConvAlgoKey key = conv_algo_key(a, t, device, P, deterministic);
   std::optional<ConvAlgoList> cached = algo_cache().find(key);
-  const ConvAlgoList list = cached ? std::move(*cached) : algo_cache().insert(key, search<P>(h, p, b, device));
+  const ConvAlgoList list =
+      cached ? std::move(*cached) : algo_cache().insert(key, search<P>(h, p, b, device, deterministic));
   ConvAlgoPicker picker(list, conv2d_workspace_limit());
   while (const ConvAlgoCandidate* c = picker.next()) {
     std::optional<Tensor> ws = try_workspace(c->workspace, device);

@@ -43,7 +43,10 @@ void cross_device_copy_cuda(void* dst, Device dst_device, const void* src, Devic
   cudaStream_t stream = current_stream();
   if (src_device.is_cpu() && record_pinned_use(src, stream)) {
     GR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, stream));
-    if (!non_blocking) GR_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (!non_blocking) {
+      note_host_sync();
+      GR_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
     return;
   }
   if (dst_device.is_cuda() && src_device.is_cuda()) {
@@ -58,6 +61,7 @@ void cross_device_copy_cuda(void* dst, Device dst_device, const void* src, Devic
     cudaMemcpyKind kind = dst_device.is_cuda() ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
     GR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, kind, stream));
   }
+  note_host_sync();  // Note [Host synchronisations]
   GR_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 

@@ -53,7 +53,9 @@ void Event::record(const Stream& stream) {
 bool Event::query() const { return !recorded_ || detail::event_completed(event_); }
 
 void Event::synchronize() const {
-  if (recorded_) GR_CUDA_CHECK(cudaEventSynchronize(event_));
+  if (!recorded_) return;
+  note_host_sync();
+  GR_CUDA_CHECK(cudaEventSynchronize(event_));
 }
 
 float Event::elapsed_ms(const Event& end) const {
@@ -130,6 +132,7 @@ void* StreamEventBackend::record_event(uintptr_t stream) {
 bool StreamEventBackend::event_done(void* e) { return event_completed(static_cast<PooledEvent*>(e)->event); }
 
 void StreamEventBackend::event_synchronize(void* e) {
+  note_host_sync();
   GR_CUDA_CHECK(cudaEventSynchronize(static_cast<PooledEvent*>(e)->event));
 }
 

@@ -1,5 +1,6 @@
 // CUDA kernels of the indexing ops (the contracts of core/native/index_ops.h): gather, scatter
-// (plain stores, or atomic add/multiply: positions may repeat), the offsets of advanced
+// (plain stores, or atomic add/multiply: positions may repeat; in the CPU's order without
+// atomics under deterministic algorithms, Note [Deterministic scatter]), the offsets of advanced
 // indexing, masked_fill (gpu_map with the shared functor) and nonzero (thrust's copy_if, then
 // one thread per nonzero unravels its flat position). An invalid index reads NaN (0 for
 // integers) and writes nothing: see Note [Index errors].
@@ -10,6 +11,7 @@
 
 #include <cstring>
 
+#include "core/deterministic.h"
 #include "core/factory.h"
 #include "core/index_functors.h"
 #include "core/native/copy.h"
@@ -127,15 +129,44 @@ __global__ void scatter_kernel(ScatterArgs s, IndexAxis axis, ScatterReduce redu
   }
 }
 
+// The deterministic schedule (Note [Deterministic scatter]): a thread per rest position,
+// taking its n steps in order with the CPU's functors and no atomics. Launched with one
+// thread, it runs every position in order (a serial pass).
+template <class T, class I, class Op>
+__global__ void scatter_in_order_kernel(ScatterArgs s, IndexAxis axis, Op op) {
+  for (int64_t r = first_index(); r < s.rest.numel; r += grid_stride()) {
+    int64_t off[3];
+    detail::loop_offsets(s.rest, r, off);
+    for (int64_t j = 0; j < s.n; ++j) {
+      const int64_t i = position(reinterpret_cast<const I*>(s.rest.data[2])[off[2] + j * s.step[2]], axis);
+      if (i < 0) continue;
+      T* dst = reinterpret_cast<T*>(s.rest.data[0]) + off[0] + i * axis.stride;
+      *dst = op(*dst, reinterpret_cast<const T*>(s.rest.data[1])[off[1] + j * s.step[1]]);
+    }
+  }
+}
+
 void scatter_cuda(const native::ScatterLoop& S, ScalarType t, ScalarType index_t, IndexAxis axis, ScatterReduce reduce,
                   const Scalar& alpha) {
   const int64_t total = S.rest.numel * S.n;
   if (total == 0) return;
   ScatterArgs args{make_loop_args<3>(S.rest, "scatter"), S.n, {S.step[0], S.step[1], S.step[2]}};
+  const native::ScatterSchedule schedule = native::scatter_schedule(S, t, reduce, are_deterministic_algorithms_enabled());
   dispatch_all(t, "scatter", [&]<class T>() {
     dispatch_index(index_t, "scatter", [&]<class I>() {
-      scatter_kernel<T, I><<<grid_size(total, kThreads), kThreads, 0, current_stream()>>>(args, axis, reduce,
-                                                                                         alpha.to<T>());
+      cudaStream_t stream = current_stream();
+      if (schedule == native::ScatterSchedule::kPerElement) {
+        scatter_kernel<T, I><<<grid_size(total, kThreads), kThreads, 0, stream>>>(args, axis, reduce, alpha.to<T>());
+      } else {
+        const bool one = schedule == native::ScatterSchedule::kSingleThread;
+        const unsigned blocks = one ? 1 : grid_size(S.rest.numel, kThreads), threads = one ? 1 : kThreads;
+        auto launch = [&](auto op) {
+          scatter_in_order_kernel<T, I><<<blocks, threads, 0, stream>>>(args, axis, op);
+        };
+        if (reduce == ScatterReduce::None) launch(F::ScatterAssign<T>{});
+        else if (reduce == ScatterReduce::Add) launch(F::ScatterAdd<T>{alpha.to<T>()});
+        else launch(F::ScatterMul<T>{});
+      }
       GR_CUDA_CHECK_LAUNCH();
     });
   });
@@ -197,6 +228,7 @@ Tensor nonzero_cuda(const Tensor& self) {
   return dispatch_all(x.scalar_type(), "nonzero", [&]<class T>() {
     const NonzeroAt<T> pred{static_cast<const T*>(x.data_ptr())};
     thrust::counting_iterator<int64_t> first(0), last(n);
+    note_host_sync();  // the count comes back to the host
     const int64_t count = thrust::count_if(thrust::cuda::par.on(stream), first, last, pred);
     Tensor flat = empty({count}, TensorOptions(kInt64).device(self.device()));
     Tensor out = empty({count, nd}, TensorOptions(kInt64).device(self.device()));

@@ -1,10 +1,14 @@
 // CUDA fused optimizer updates (sgd/adam/adadelta_step_stub of core/native/optimizer_steps.h):
-// one grid-stride pass per parameter running the functors of core/optimizer_functors.h, the
-// ones the CPU loop runs. (nvcc may fuse a multiply and an add the CPU rounds twice, so
-// results agree to rounding, not bitwise.)
+// one grid-stride pass per parameter, or many parameters per launch for the list stubs (Note
+// [Multi-tensor launches]), running the functors of core/optimizer_functors.h, the ones the
+// CPU loop runs. (nvcc may fuse a multiply and an add the CPU rounds twice, so results agree
+// to rounding, not bitwise.)
+#include <utility>
+
 #include "core/native/optimizer_steps.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/grid_stride.cuh"
+#include "cuda_kernels/multi_tensor.cuh"
 #include "cuda_kernels/runtime.h"
 
 namespace gr::cuda {
@@ -48,8 +52,53 @@ void adadelta_cuda(const Tensor& p, const Tensor& g, const Tensor& sq, const Ten
                     [&]<class T>() { run<T>(p, g, functor_as<T>(s), ptr_or_null<T>(sq), ptr_or_null<T>(acc)); });
 }
 
+// The list form: ptr[0] the parameters, ptr[1] the gradients, ptr[2 + B] the buffers (null
+// where the functor uses none: a local dummy then, as above).
+template <class T, int Depth, class F, size_t... B>
+__global__ void steps_kernel(TensorListArgs<Depth> a, F f, std::index_sequence<B...>) {
+  const ChunkOf<Depth> c(a);
+  T* p = static_cast<T*>(a.ptr[0][c.slot]);
+  const T* g = static_cast<const T*>(a.ptr[1][c.slot]);
+  T* buffers[] = {static_cast<T*>(a.ptr[2 + B][c.slot])..., nullptr};
+  for (int64_t i = c.begin + threadIdx.x; i < c.end; i += blockDim.x) {
+    T dummy = T(0);
+    f(p[i], g[i], (buffers[B] ? buffers[B][i] : dummy)...);
+  }
+}
+
+template <int Depth, class T, class F>
+void run_steps(const std::vector<StepOperands>& ops, const F& f) {
+  std::vector<std::array<void*, Depth>> ptrs;
+  std::vector<int64_t> numels;
+  for (const StepOperands& o : ops) {
+    std::array<void*, Depth> a{};
+    for (size_t d = 0; d < Depth && d < o.size(); ++d) a[d] = o[d].defined() ? o[d].data_ptr() : nullptr;
+    ptrs.push_back(a);
+    numels.push_back(o[0].numel());
+  }
+  cudaStream_t stream = current_stream();
+  multi_tensor_apply<Depth>(ptrs, numels, [&](const TensorListArgs<Depth>& a, int blocks) {
+    steps_kernel<T, Depth><<<blocks, kMultiTensorThreads, 0, stream>>>(a, f, std::make_index_sequence<Depth - 2>{});
+    GR_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void sgd_steps_cuda(const std::vector<StepOperands>& ops, const functors::SgdStep<double>& s) {
+  dispatch_floating(ops.front()[0].scalar_type(), "sgd", [&]<class T>() { run_steps<3, T>(ops, functor_as<T>(s)); });
+}
+void adam_steps_cuda(const std::vector<StepOperands>& ops, const functors::AdamStep<double>& s) {
+  dispatch_floating(ops.front()[0].scalar_type(), "adam", [&]<class T>() { run_steps<5, T>(ops, functor_as<T>(s)); });
+}
+void adadelta_steps_cuda(const std::vector<StepOperands>& ops, const functors::AdadeltaStep<double>& s) {
+  dispatch_floating(ops.front()[0].scalar_type(), "adadelta",
+                    [&]<class T>() { run_steps<4, T>(ops, functor_as<T>(s)); });
+}
+
 }  // namespace
 
+GR_REGISTER_KERNEL(native::sgd_steps_stub, kCUDA, &sgd_steps_cuda);
+GR_REGISTER_KERNEL(native::adam_steps_stub, kCUDA, &adam_steps_cuda);
+GR_REGISTER_KERNEL(native::adadelta_steps_stub, kCUDA, &adadelta_steps_cuda);
 GR_REGISTER_KERNEL(native::sgd_step_stub, kCUDA, &sgd_cuda);
 GR_REGISTER_KERNEL(native::adam_step_stub, kCUDA, &adam_cuda);
 GR_REGISTER_KERNEL(native::adadelta_step_stub, kCUDA, &adadelta_cuda);

@@ -3,6 +3,7 @@
 #include "cuda_kernels/runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace gr::cuda {
 
 namespace {
 std::vector<int> g_sm_counts;  // per device, written once by initialize_backend()
+std::atomic<uint64_t> g_host_syncs{0};  // Note [Host synchronisations]
 
 // What core's dispatch uses to run each kernel call on its tensors' device (DispatchStub's
 // operator() for a Device; detail::CudaDeviceScope in core/dispatch.h).
@@ -90,6 +92,9 @@ void set_current_stream(cudaStream_t stream) {
   GR_CUDA_CHECK(cudaStreamGetDevice(stream, &device));
   Stream::set_current(Stream(stream, device));
 }
+
+void note_host_sync() noexcept { g_host_syncs.fetch_add(1, std::memory_order_relaxed); }
+uint64_t host_sync_count() noexcept { return g_host_syncs.load(std::memory_order_relaxed); }
 
 unsigned grid_size(int64_t n, int threads) {
   const int device = current_device();

@@ -62,4 +62,14 @@ unsigned grid_size(int64_t n, int threads);
 // The caching device allocator (caching_allocator.h): blocks cached per device and stream.
 Allocator* device_allocator();
 
+// Note [Host synchronisations]
+// Each place where this backend makes the host wait for a device calls note_host_sync(): a
+// stream, event or device synchronise, a copy to the CPU or from pageable CPU memory (Note
+// [Pinned copies]), a cudaFree, a thrust call that returns a count or ends synchronised
+// (nonzero, sort). host_sync_count() is their number in this process, for tests and profiles:
+// a training step should make at most one (its loss.item()), as issue 31 asks, since each one
+// stops the host queueing work while the device drains.
+void note_host_sync() noexcept;
+uint64_t host_sync_count() noexcept;
+
 }  // namespace gr::cuda

@@ -61,6 +61,7 @@ void sort_cuda(const Tensor& values, const Tensor& indices, bool descending, boo
   Tensor order = empty({total}, TensorOptions(kInt64).device(values.device()));
   Tensor in = native::clone(values);
   int64_t* o = order.data_ptr<int64_t>();
+  note_host_sync();  // thrust::cuda::par waits for the stream at the end of each call
   thrust::sequence(thrust::cuda::par.on(stream), o, o + total);
   dispatch_all(values.scalar_type(), "sort", [&]<class T>() {
     const T* v = static_cast<const T*>(in.data_ptr());

@@ -147,7 +147,10 @@ bool Stream::query() const {
   return true;
 }
 
-void Stream::synchronize() const { GR_CUDA_CHECK(cudaStreamSynchronize(handle_)); }
+void Stream::synchronize() const {
+  note_host_sync();
+  GR_CUDA_CHECK(cudaStreamSynchronize(handle_));
+}
 
 void Stream::wait(const Event& event) const {
   if (!event.recorded()) return;  // nothing was queued before it: nothing to wait for

@@ -1,20 +1,16 @@
 // DataLoaderOptions: torch::data::DataLoaderOptions (batch_size, workers, max_jobs, timeout,
-// enforce_ordering, drop_last) plus what gradring's DataLoader adds (shuffle, seed, sampler,
-// transform, pin_memory), set with chained calls: DataLoaderOptions().batch_size(64).workers(2).
+// enforce_ordering, drop_last) plus gradring's seed and pin_memory, set with chained calls:
+// DataLoaderOptions().batch_size(64).workers(2).
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 
 #include "core/arg.h"
 
 namespace gr::data {
-
-class Sampler;
-class Transform;
 
 struct DataLoaderOptions {
   DataLoaderOptions() = default;
@@ -33,18 +29,13 @@ struct DataLoaderOptions {
   // Drop a last batch smaller than batch_size.
   GR_ARG(bool, drop_last) = false;
 
-  // gradring's DataLoader (data/dataloader.h) only; make_data_loader takes its sampler apart.
-  // shuffle: visit the examples through RandomSampler(dataset size, seed); excludes sampler.
-  GR_ARG(bool, shuffle) = false;
-  // For shuffling and for random transforms.
+  // gradring: the seed of each batch's generator, which random transforms draw from
+  // (batch_generator(), Note [Batch determinism]). Shuffling is the sampler's (its own seed).
   GR_ARG(uint64_t, seed) = 0;
-  // Default: sequential.
-  GR_ARG(std::shared_ptr<const Sampler>, sampler);
-  // Applied to each batch's data [B, C, H, W].
-  GR_ARG(std::shared_ptr<const Transform>, transform);
-  // Make batches in page-locked memory (gr::pin_memory), so that batch.to(cuda, true) (with
-  // non_blocking) is an asynchronous copy (Note [Pinned copies] in cuda_kernels/pinned.h).
-  // Without a CUDA device the loader prints one notice and makes ordinary batches.
+  // gradring: make batches in page-locked memory (gr::pin_memory), so that
+  // batch.to(cuda, true) (non_blocking) is an asynchronous copy (Note [Pinned copies] in
+  // cuda_kernels/pinned.h). Without a CUDA device the loader prints one notice and makes
+  // ordinary batches.
   GR_ARG(bool, pin_memory) = false;
 
  public:

@@ -1,6 +1,7 @@
-// Writes small valid inputs for the fuzz targets: fuzz_seeds <dir> creates <dir>/safetensors
-// (written by gr::save), <dir>/idx (plain and gzip) and <dir>/tcp_store_request (one of each
-// request type, written by wire::append_request).
+// Writes small valid inputs for the fuzz targets, one folder per target under <dir>: each
+// written by the code that writes such files (gr::save, save_snapshot, FileStore,
+// wire::append_request/append_response), the IDX, CIFAR-10 and flight recorder files by
+// hand in their documented formats.
 #include <zlib.h>
 
 #include <cstdio>
@@ -10,8 +11,10 @@
 #include <vector>
 
 #include "core/factory.h"
+#include "distributed/store/file_store.h"
 #include "distributed/store/tcp_store_wire.h"
 #include "nn/serialize.h"
+#include "nn/snapshot.h"
 
 namespace fs = std::filesystem;
 using namespace gr;
@@ -20,6 +23,10 @@ namespace {
 
 void write(const fs::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+void write(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
 }
 
 void write_gz(const fs::path& path, const std::vector<uint8_t>& bytes) {
@@ -47,7 +54,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   fs::path root = argv[1];
-  for (const char* sub : {"safetensors", "idx", "tcp_store_request"}) fs::create_directories(root / sub);
+  for (const char* sub : {"safetensors", "idx", "tcp_store_request", "tcp_store_response", "cifar10", "file_store",
+                          "snapshot", "flight"})
+    fs::create_directories(root / sub);
 
   OrderedDict<Tensor> one;
   Tensor w = empty({2, 3}, kFloat32);
@@ -93,5 +102,85 @@ int main(int argc, char** argv) {
     append_request(all, r);
   }
   write(root / "tcp_store_request" / "pipelined", all);
+
+  // Responses: the input's first byte picks the request (1 + byte % 9, fuzz_tcp_store_response).
+  auto response = [&](const std::string& name, Op op, const Response& r) {
+    std::vector<uint8_t> out = {static_cast<uint8_t>(static_cast<uint8_t>(op) - 1)};
+    append_response(out, op, r);
+    write(root / "tcp_store_response" / name, out);
+  };
+  response("set", Op::Set, {});
+  response("get", Op::Get, {Status::Ok, bytes("value"), 0, {}, {}});
+  response("get_timeout", Op::Get, {Status::Timeout, {}, 0, {"key"}, {}});
+  response("add", Op::Add, {Status::Ok, {}, -3, {}, {}});
+  response("compare_set", Op::CompareSet, {Status::Ok, bytes("new"), 0, {}, {}});
+  response("check", Op::Check, {Status::Ok, {}, 1, {}, {}});
+  response("wait_timeout", Op::Wait, {Status::Timeout, {}, 0, {"a", "b"}, {}});
+  response("delete", Op::Delete, {Status::Ok, {}, 0, {}, {}});
+  response("num_keys", Op::NumKeys, {Status::Ok, {}, 7, {}, {}});
+  response("join", Op::Join, {Status::Ok, {}, 2, {}, {}});
+  response("error", Op::Add, {Status::Error, {}, 0, {}, "add: the value of 'k' is not an integer"});
+
+  // CIFAR-10: records of 1 label byte + 3072 pixel bytes.
+  for (int n : {1, 2}) {
+    std::vector<uint8_t> records;
+    for (int i = 0; i < n; ++i) {
+      records.push_back(static_cast<uint8_t>(3 * i + 1));
+      for (int j = 0; j < 3072; ++j) records.push_back(static_cast<uint8_t>(7 * i + j));
+    }
+    write(root / "cifar10" / ("records" + std::to_string(n)), records);
+  }
+
+  // FileStore logs, written by FileStore itself (each object adds its join and leave records).
+  fs::remove(root / "file_store" / "ops");
+  {
+    distributed::FileStore first((root / "file_store" / "ops").string(), 3);
+    distributed::FileStore second((root / "file_store" / "ops").string());
+    first.set("key", std::string("value"));
+    second.add("counter", 5);
+    first.compare_set("key", bytes("value"), bytes("other"));
+    second.set("gone", std::string("x"));
+    second.delete_key("gone");
+  }
+
+  // A snapshot with model, optimizer, scheduler, generators and user values.
+  Snapshot snap;
+  snap.model.insert("0.weight", w);
+  snap.model.insert("0.bias", empty({0}, kFloat32));
+  snap.optimizer.insert("state.0.step", a);
+  snap.epoch = 2;
+  snap.step_in_epoch = 5;
+  snap.global_step = 17;
+  snap.world_size = 4;
+  snap.scheduler_last_epoch = 2;
+  snap.generators["default"] = {42, 128};
+  snap.generators["data"] = {7, 0};
+  snap.user["note"] = "seed";
+  save_snapshot((root / "snapshot" / "snapshot").string(), snap);
+
+  // Flight recorder dumps (distributed/backends/flight_recorder.cpp's format), the ranks of
+  // one job separated by NUL bytes as fuzz_flight splits them: rank 1 skips an all-reduce,
+  // and records its stack.
+  auto dump = [](int rank, const std::string& reason, const std::string& entries) {
+    return "{\"format\":\"gradring-flight-recorder\",\"version\":1,\"reason\":\"" + reason +
+           "\",\"pid\":100,\"time_us\":5,\"host\":\"h\",\"world_size\":2,\"rank\":" + std::to_string(rank) +
+           ",\n \"groups\": [\n  {\"backend\":\"gloo\",\"name\":\"default_pg\",\"rank\":" + std::to_string(rank) +
+           ",\"ranks\":[0,1],\"size\":2,\"capacity\":8,\n  \"entries\": [" + entries + "\n  ]}\n ]}\n";
+  };
+  auto entry = [](int id, const std::string& shape, const std::string& state, const std::string& extra = "") {
+    return "\n   {\"id\":" + std::to_string(id) + ",\"op\":\"allreduce\",\"seq\":" + std::to_string(id) +
+           ",\"reduce_op\":\"sum\",\"dtype\":\"float32\",\"shape\":" + shape +
+           ",\"bytes\":4,\"tensors\":1,\"state\":\"" + state + "\",\"issued_us\":1" + extra + "}";
+  };
+  const std::string stack = ",\"stack\":[\"/lib/libgradring.so(gr::distributed::ProcessGroup::allreduce+0x10)\","
+                            "\"/usr/bin/train(+0x6a6c3)\",\"/usr/bin/train(main+0x1f)\"]";
+  const std::string rank0 = dump(0, "signal SIGTERM",
+                                 entry(1, "[1000]", "completed") + "," + entry(2, "[1]", "completed") + "," +
+                                     entry(3, "[1000]", "completed") + "," + entry(4, "[1]", "started"));
+  const std::string rank1 = dump(1, "collective failed",
+                                 entry(1, "[1000]", "completed") + "," + entry(2, "[1]", "completed") + "," +
+                                     entry(3, "[1000]", "completed") + "," + entry(4, "[1000]", "issued", stack));
+  write(root / "flight" / "skip", rank0 + std::string(1, '\0') + rank1);
+  write(root / "flight" / "one_rank", rank0);
   return 0;
 }

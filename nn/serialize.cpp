@@ -11,6 +11,8 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
+#include <unordered_map>
 #include <sstream>
 
 #include "core/factory.h"
@@ -100,7 +102,7 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
   }
 }
 
-void save(const OrderedDict<Tensor>& tensors, const std::string& path, const Metadata& metadata) {
+std::string save_bytes(const OrderedDict<Tensor>& tensors, const Metadata& metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::vector<Tensor> cpu;
@@ -123,7 +125,11 @@ void save(const OrderedDict<Tensor>& tensors, const std::string& path, const Met
   for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((len >> (8 * i)) & 0xff));  // little-endian
   bytes += json;
   for (const Tensor& c : cpu) bytes.append(static_cast<const char*>(c.data_ptr()), c.nbytes());
-  write_file_atomic(path, bytes);
+  return bytes;
+}
+
+void save(const OrderedDict<Tensor>& tensors, const std::string& path, const Metadata& metadata) {
+  write_file_atomic(path, save_bytes(tensors, metadata));
 }
 
 void save(const nn::Module& module, const std::string& path, const Metadata& metadata) {
@@ -146,8 +152,15 @@ OrderedDict<Tensor> load_bytes(const std::string& bytes, Metadata* metadata, con
   GR_CHECK(header_len <= bytes.size() - 8, where, "header length ", header_len, " runs past the end of the file (",
            bytes.size(), " bytes; truncated?)");
   nlohmann::json header;
+  // Where each name stands in the header (nlohmann::json keeps keys sorted): the order of
+  // tensors of 0 bytes, which share their offset with the next tensor.
+  std::unordered_map<std::string, size_t> position;
+  auto note_key = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (depth == 1 && event == nlohmann::json::parse_event_t::key) position[parsed.get<std::string>()] = position.size();
+    return true;
+  };
   try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(header_len));
+    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(header_len), note_key);
   } catch (const nlohmann::json::exception& e) {
     GR_ERROR(where, "the JSON header does not parse: ", e.what());
   }
@@ -160,6 +173,7 @@ OrderedDict<Tensor> load_bytes(const std::string& bytes, Metadata* metadata, con
     ScalarType dtype;
     std::vector<int64_t> shape;
     uint64_t begin, end;
+    size_t order;  // its place in the header
   };
   std::vector<Entry> entries;
   for (auto it = header.begin(); it != header.end(); ++it) {
@@ -175,7 +189,7 @@ OrderedDict<Tensor> load_bytes(const std::string& bytes, Metadata* metadata, con
     const std::string& name = it.key();
     GR_CHECK(e.is_object() && e.contains("dtype") && e.contains("shape") && e.contains("data_offsets"), where,
              "entry '", name, "' needs dtype, shape and data_offsets");
-    Entry entry{name, kFloat32, {}, 0, 0};
+    Entry entry{name, kFloat32, {}, 0, 0, position.at(name)};
     GR_CHECK(e["dtype"].is_string() && parse_dtype(e["dtype"].get<std::string>(), &entry.dtype), where, "entry '",
              name, "' has unsupported dtype ", e["dtype"].dump());
     GR_CHECK(e["shape"].is_array(), where, "entry '", name, "' has a shape that is not a list");
@@ -203,7 +217,12 @@ OrderedDict<Tensor> load_bytes(const std::string& bytes, Metadata* metadata, con
     entries.push_back(std::move(entry));
   }
   // The tensors must tile the data section exactly: no overlaps, no gaps.
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+  // Note [Tensor order on load]: tensors come back in file order: by offset, and tensors of
+  // 0 bytes (which share the next one's offset) before it, in the header's order, as save()
+  // wrote them. A snapshot's checksum covers the order, so a loaded dict must keep it.
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::tuple(a.begin, a.end, a.order) < std::tuple(b.begin, b.end, b.order);
+  });
   uint64_t expected = 0;
   for (const Entry& e : entries) {
     GR_CHECK(e.begin == expected, where, "entry '", e.name, "' starts at byte ", e.begin, " but ", expected,

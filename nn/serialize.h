@@ -27,6 +27,8 @@ using Metadata = std::map<std::string, std::string>;
 // same folder is written, flushed to disk and renamed over `path`, so a crash or a full
 // disk never leaves a half-written file where a good one was.
 void save(const OrderedDict<Tensor>& tensors, const std::string& path, const Metadata& metadata = {});
+// The bytes save() writes (load_bytes reads them back).
+std::string save_bytes(const OrderedDict<Tensor>& tensors, const Metadata& metadata = {});
 // Saves a module's state_dict().
 void save(const nn::Module& module, const std::string& path, const Metadata& metadata = {});
 

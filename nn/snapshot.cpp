@@ -2,13 +2,16 @@
 #include "nn/snapshot.h"
 
 #include <array>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
+#include <limits>
 
 #include "core/native/copy.h"
 #include "nn/module.h"
 #include "nn/optim/lr_scheduler.h"
 #include "nn/optim/optimizer.h"
+#include "nn/snapshot_checksum.h"
 
 namespace gr {
 
@@ -67,27 +70,30 @@ std::string hex(uint32_t v) {
   return buf;
 }
 
-// A metadata value as a number; a missing or malformed one is an error naming the file.
+// A metadata value as a decimal number (no sign for unsigned ones, no spaces), within
+// [lo, hi]; a missing or malformed one is an error naming the file.
 template <class T>
-T number(const Metadata& m, const std::string& key, const std::string& path) {
+T number(const Metadata& m, const std::string& key, const std::string& path, T lo = std::numeric_limits<T>::min(),
+         T hi = std::numeric_limits<T>::max()) {
   auto it = m.find(key);
   GR_CHECK(it != m.end(), "load_snapshot: '", path, "' has no '", key, "' in its metadata");
-  try {
-    size_t used = 0;
-    T v;
-    if constexpr (std::is_unsigned_v<T>)
-      v = static_cast<T>(std::stoull(it->second, &used));
-    else
-      v = static_cast<T>(std::stoll(it->second, &used));
-    if (used == it->second.size()) return v;
-  } catch (const std::exception&) {
-  }
-  GR_ERROR("load_snapshot: '", path, "': metadata '", key, "' is not a number: '", it->second, "'");
+  const std::string& text = it->second;
+  T v{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  GR_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(), "load_snapshot: '", path,
+           "': metadata '", key, "' is not a number: '", text, "'");
+  GR_CHECK(v >= lo && v <= hi, "load_snapshot: '", path, "': metadata '", key, "' is ", v, ", outside [", lo, ", ",
+           hi, "]");
+  return v;
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
 }  // namespace
+
+std::string snapshot_checksum(const OrderedDict<Tensor>& tensors, const Metadata& metadata) {
+  return hex(checksum(tensors, metadata, nullptr));
+}
 
 Snapshot capture_snapshot(const nn::Module& model, const optim::Optimizer* optimizer, const optim::LRScheduler* scheduler) {
   Snapshot s;
@@ -118,7 +124,7 @@ void save_snapshot(const std::string& path, const Snapshot& s) {
   uint64_t payload = 0;
   for (const auto& [k, t] : tensors) payload += static_cast<uint64_t>(t.numel()) * element_size(t.scalar_type());
   m["payload_bytes"] = std::to_string(payload);  // covered by the checksum too
-  m["checksum"] = hex(checksum(tensors, m, nullptr));
+  m["checksum"] = snapshot_checksum(tensors, m);
   save(tensors, path, m);
 }
 
@@ -156,16 +162,18 @@ Snapshot load_snapshot(const std::string& path, int64_t expected_world_size) {
     else
       GR_ERROR("load_snapshot: '", path, "' has an unexpected tensor '", k, "'");
   }
-  s.epoch = number<int64_t>(m, "epoch", path);
-  s.step_in_epoch = number<int64_t>(m, "step_in_epoch", path);
-  s.global_step = number<int64_t>(m, "global_step", path);
-  s.world_size = number<int64_t>(m, "world_size", path);
-  s.scheduler_last_epoch = number<int64_t>(m, "scheduler_last_epoch", path);
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  s.epoch = number<int64_t>(m, "epoch", path, 0, kMax);
+  s.step_in_epoch = number<int64_t>(m, "step_in_epoch", path, 0, kMax);
+  s.global_step = number<int64_t>(m, "global_step", path, 0, kMax);
+  s.world_size = number<int64_t>(m, "world_size", path, 1, kMax);
+  s.scheduler_last_epoch = number<int64_t>(m, "scheduler_last_epoch", path, -1, kMax);
+  const std::string gen = "generator.", seed = ".seed";
   for (const auto& [k, v] : m) {
     if (starts_with(k, "user.")) s.user[k.substr(5)] = v;
-    if (starts_with(k, "generator.") && k.size() > 5 && k.compare(k.size() - 5, 5, ".seed") == 0) {
-      std::string name = k.substr(10, k.size() - 15);
-      s.generators[name] = {number<uint64_t>(m, k, path), number<uint64_t>(m, "generator." + name + ".offset", path)};
+    if (starts_with(k, gen) && k.size() > gen.size() + seed.size() && k.compare(k.size() - seed.size(), seed.size(), seed) == 0) {
+      std::string name = k.substr(gen.size(), k.size() - gen.size() - seed.size());
+      s.generators[name] = {number<uint64_t>(m, k, path), number<uint64_t>(m, gen + name + ".offset", path)};
     }
   }
   GR_CHECK(expected_world_size <= 0 || s.world_size == expected_world_size, "load_snapshot: '", path,

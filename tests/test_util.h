@@ -1,4 +1,5 @@
-// Helpers shared by the test suites: tensors from values, closeness checks, scratch files.
+// Helpers shared by the test suites: tensors from values, closeness checks (NaN-safe, see
+// compare.h), scratch files.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -13,6 +14,8 @@
 
 #include <gradring/gradring.h>
 #include <vector>
+
+#include "compare.h"
 
 namespace gr::test {
 
@@ -54,13 +57,6 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
-// Flat float64 copy of any tensor's values, in logical order.
-inline std::vector<double> values(const Tensor& t) {
-  Tensor c = t.detach().to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return {p, p + c.numel()};
-}
-
 inline std::vector<int64_t> shape(const Tensor& t) { return t.sizes().vec(); }
 
 // A float64 tensor of the given shape holding `v`.
@@ -68,17 +64,42 @@ inline Tensor make(std::vector<double> v, std::vector<int64_t> shape_, ScalarTyp
   return tensor(v, TensorOptions(dtype)).reshape(shape_);
 }
 
+// a and b have the same shape and every pair of values is near() at `tol` (relative, with
+// an absolute floor of tol): NaN, an infinity against anything but itself, or a shape
+// mismatch fails. One CHECK names the first differing index.
 inline void check_close(const Tensor& a, const Tensor& b, double tol = 1e-12) {
-  REQUIRE(a.sizes() == b.sizes());
-  std::vector<double> x = values(a), y = values(b);
-  for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == doctest::Approx(y[i]).epsilon(tol).scale(1.0));
+  const std::string bad = close_mismatch(a, b, tol);
+  CHECK_MESSAGE(bad.empty(), bad, " (tolerance ", tol, ")");
 }
 
+// check_close against a flat list of expected values (the count must match).
 inline void check_values(const Tensor& a, const std::vector<double>& expected, double tol = 1e-12) {
-  std::vector<double> x = values(a);
-  REQUIRE(x.size() == expected.size());
-  for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == doctest::Approx(expected[i]).epsilon(tol).scale(1.0));
+  const std::string bad = first_mismatch(values(a), expected, [tol](double x, double y) { return near(x, y, tol); });
+  CHECK_MESSAGE(bad.empty(), bad, " (tolerance ", tol, ")");
 }
+
+// a and b have the same shape and every got value is is_close() to its reference: within
+// atol + rtol * |ref| (torch.allclose's rule, without broadcasting or equal_nan).
+inline void check_allclose(const Tensor& got, const Tensor& ref, double rtol, double atol) {
+  const std::string bad = allclose_mismatch(got, ref, rtol, atol);
+  CHECK_MESSAGE(bad.empty(), bad, " (rtol ", rtol, ", atol ", atol, ")");
+}
+
+// Note [Skips]
+// A test case that cannot run on some machines says so in its declaration,
+//   TEST_CASE("name" * gr::test::skip_unless(condition, "why, and how to make it run")),
+// evaluated once at start-up: doctest then skips it (counted in its summary), and the listener
+// in tests/main.cpp prints "[doctest] SKIPPED: name: why". scripts/check_skips lists those lines
+// and the ctest tests that exited 77 after a run, and fails when one that must run on a CPU
+// machine skipped. A test must never print a message and return instead: that passes.
+struct skip_unless {
+  bool run;
+  const char* why;  // a string literal (kept by doctest)
+  void fill(doctest::detail::TestCase& t) const {
+    t.m_skip = !run;
+    if (!run) t.m_description = why;
+  }
+};
 
 // The message (without the call site) of the gr::Error that f throws ("" if it throws none).
 template <class F>

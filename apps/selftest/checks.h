@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "common/tolerance.h"
+
 namespace gr::selftest {
 
-struct Tol {
-  double rtol, atol;
-};
+// |cuda - cpu| <= atol + rtol * |cpu| per element: Note [Comparison tolerances].
+using apps::Tol;
 // The usual tolerances: float32 element-wise, float32 reductions (another summation order),
-// float64, and bit-exact (the same integer arithmetic or the same random stream).
+// float64, and bit-exact (the same integer arithmetic or the same random stream). Checks with
+// long reductions whose results come near zero take apps::f32_sum_tol(longest reduction).
 inline constexpr Tol kF32{1e-5, 1e-6}, kF32Reduce{1e-4, 1e-5}, kF64{1e-12, 1e-13}, kExact{0, 0};
 
 struct Check {

@@ -2,6 +2,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/deterministic.h"
 #include "core/factory.h"
 #include "core/native/copy.h"
 #include "core/native/index_ops.h"
@@ -190,7 +191,9 @@ void index_put_(const Tensor& self, const std::vector<Tensor>& indices, const Te
   auto [dst, offsets] = restrided(info, off);
   ScatterLoop S;
   S.rest = make_strided_loop({dst, v, offsets}, info.result_shape);
-  S.serial = accumulate;
+  // Any two positions may meet: accumulating needs one thread in order, and so does a store
+  // whose last write must be the same each run (Note [Deterministic scatter]).
+  S.serial = accumulate || are_deterministic_algorithms_enabled();
   self.unsafe_impl()->storage.bump_version();
   index_scatter_stub(self.device(), S, self.scalar_type(), kInt64, kOffsetAxis, reduce, 1);
 }

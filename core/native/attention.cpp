@@ -2,6 +2,7 @@
 // broadcast of batch dims, the mask's layout and the dropout stream's position.
 #include "core/native/attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/factory.h"
@@ -18,23 +19,32 @@ constexpr const char* kOp = "scaled_dot_product_attention";
 
 Tensor f32(const Tensor& t) { return to_dtype(t, kFloat32); }
 
-// Reduced-float operands computed in float32 through converted copies (Note [Reduced float
-// math]); the CPU kernel reads bfloat16 in place and converts as it fills its tiles.
+// Whether the kernels take these reduced-float operands as they are: the CPU kernel reads
+// bfloat16 in place and converts as it fills its tiles; the CUDA kernels multiply bfloat16
+// and float16 on tensor cores for heads up to kAttentionCudaTileDim wide.
+bool reduced_native(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const ScalarType t = q.scalar_type();
+  if (q.device().is_cpu()) return t == kBFloat16 && k.device().is_cpu() && v.device().is_cpu();
+  return q.is_cuda() && k.device() == q.device() && v.device() == q.device() &&
+         std::max(q.size(-1), v.size(-1)) <= kAttentionCudaTileDim;
+}
+
+// Reduced-float operands the kernels do not take are computed in float32 through converted
+// copies (Note [Reduced float math]).
 bool through_float32(const Tensor& q, const Tensor& k, const Tensor& v) {
   const ScalarType t = q.scalar_type();
-  return is_reduced_float(t) && t == k.scalar_type() && t == v.scalar_type() &&
-         !(t == kBFloat16 && q.device().is_cpu() && k.device().is_cpu() && v.device().is_cpu());
+  return is_reduced_float(t) && t == k.scalar_type() && t == v.scalar_type() && q.dim() >= 1 && v.dim() >= 1 &&
+         !reduced_native(q, k, v);
 }
 
 std::vector<int64_t> batch_dims(const Tensor& t) { return {t.sizes().begin(), t.sizes().end() - 2}; }
 
-// The inputs as the kernel reads them (in place on the CPU, else contiguous [B, ., .]), the
-// kernel parameters, and the mask's per-batch offsets on the inputs' device.
+// The inputs as the kernels read them (in place where they can: Note [Attention operands in
+// place]), the kernel parameters, and the mask's per-batch offsets on the inputs' device.
 struct Prepared {
   std::vector<int64_t> batch;  // the broadcast batch shape
   Tensor q, k, v, mask, mask_offset;
   AttentionParams p;
-  bool in_place = false;  // the CPU kernel: See Note [Attention operands in place]
 };
 
 std::vector<int64_t> with(std::vector<int64_t> batch, std::initializer_list<int64_t> tail) {
@@ -59,11 +69,10 @@ std::optional<AttentionLayout> layout_in_place(const Tensor& t) {
 Tensor operand(const Prepared& r, const Tensor& t, int64_t rows, int64_t cols, AttentionLayout& at) {
   const std::vector<int64_t> full = with(r.batch, {rows, cols});
   Tensor e = expand(t, full);
-  if (r.in_place)
-    if (std::optional<AttentionLayout> l = layout_in_place(e)) {
-      at = *l;
-      return e;
-    }
+  if (std::optional<AttentionLayout> l = layout_in_place(e)) {
+    at = *l;
+    return e;
+  }
   at = AttentionLayout::contiguous(rows, cols);
   return contiguous(e);
 }
@@ -73,12 +82,11 @@ Tensor operand(const Prepared& r, const Tensor& t, int64_t rows, int64_t cols, A
 Tensor result_like(const Prepared& r, const Tensor& like, int64_t rows, int64_t cols, AttentionLayout& at) {
   const std::vector<int64_t> full = with(r.batch, {rows, cols});
   Tensor t;
-  if (r.in_place && full.size() == 4 && like.dim() == 4 && like.stride(1) < like.stride(2))
+  if (full.size() == 4 && like.dim() == 4 && like.stride(1) < like.stride(2))
     t = transpose(empty({full[0], full[2], full[1], full[3]}, like.options()), 1, 2);
   else
     t = empty(full, like.options());
-  at = r.in_place ? layout_in_place(t).value_or(AttentionLayout::contiguous(rows, cols))
-                  : AttentionLayout::contiguous(rows, cols);
+  at = layout_in_place(t).value_or(AttentionLayout::contiguous(rows, cols));
   return t;
 }
 
@@ -91,7 +99,7 @@ Tensor result_like(const Prepared& r, const Tensor& like, int64_t rows, int64_t 
 // recognised; anything else gets three separate results.
 bool packed_qkv_gradients(const Prepared& r, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& dq, Tensor& dk,
                           Tensor& dv) {
-  if (!r.in_place || q.dim() != 4 || !q.storage().is_same(k.storage()) || !q.storage().is_same(v.storage()) ||
+  if (q.dim() != 4 || !q.storage().is_same(k.storage()) || !q.storage().is_same(v.storage()) ||
       q.sizes() != k.sizes() || q.sizes() != v.sizes() || q.strides() != k.strides() || q.strides() != v.strides() ||
       r.batch.size() != 2 || r.batch[0] != q.size(0) || r.batch[1] != q.size(1))
     return false;
@@ -116,7 +124,7 @@ Prepared prepare(const Tensor& query, const Tensor& key, const Tensor& value, co
            "Expected query, key, and value to have the same dtype, but got query.dtype: ", query.scalar_type(),
            " key.dtype: ", key.scalar_type(), " and value.dtype: ", value.scalar_type(), " instead.");
   GR_CHECK(query.scalar_type() == kFloat32 || query.scalar_type() == kFloat64 ||
-               (query.scalar_type() == kBFloat16 && query.device().is_cpu()),
+               (is_reduced_float(query.scalar_type()) && reduced_native(query, key, value)),
            kOp, ": expected float32 or float64 query, key and value, got ", query.scalar_type());
   GR_CHECK(query.device() == key.device() && query.device() == value.device(), kOp,
            ": expected query, key and value on one device, got ", query.device(), ", ", key.device(), " and ",
@@ -139,7 +147,6 @@ Prepared prepare(const Tensor& query, const Tensor& key, const Tensor& value, co
   p.k_at = p.dk_at = AttentionLayout::contiguous(S, E);
   p.v_at = p.dv_at = AttentionLayout::contiguous(S, Ev);
   p.out_at = p.grad_out_at = AttentionLayout::contiguous(L, Ev);
-  r.in_place = query.device().is_cpu();
   r.q = operand(r, query, L, E, p.q_at);
   r.k = operand(r, key, S, E, p.k_at);
   r.v = operand(r, value, S, Ev, p.v_at);
@@ -210,7 +217,7 @@ AttentionSaved scaled_dot_product_attention(const Tensor& query, const Tensor& k
     saved.offset = p.offset = g.reserve(static_cast<uint64_t>((p.B * p.L * p.S + 3) / 4));
   }
   Tensor out = result_like(r, query, p.L, p.Ev, p.out_at);
-  const ScalarType lse_type = query.scalar_type() == kBFloat16 ? kFloat32 : query.scalar_type();
+  const ScalarType lse_type = is_reduced_float(query.scalar_type()) ? kFloat32 : query.scalar_type();
   Tensor lse = empty({p.B, p.L}, query.options().dtype(lse_type));
   if (p.B * p.L > 0)
     attention_stub(query.device(), r.q.data_ptr(), r.k.data_ptr(), r.v.data_ptr(),

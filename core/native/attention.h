@@ -35,6 +35,10 @@ GR_HOST_DEVICE GR_INLINE T attention_neg_inf() { return -static_cast<T>(INFINITY
 
 enum class AttentionMask : int { None = 0, Bool = 1, Float = 2 };
 
+// The widest head (E and Ev) the CUDA kernels take in bfloat16 and float16 on tensor cores
+// (and in float32 on their register tiles); wider heads run on CUDA in float32 (or float64).
+inline constexpr int64_t kAttentionCudaTileDim = 128;
+
 // Note [Attention operands in place]
 // A model's heads are usually a view: q = qkv.view({N, T, H, D}).transpose(1, 2) has strides
 // [T*3C, D, 3C, 1]. Copying q, k, v, grad_out (and the output back) to contiguous [B, L, E]
@@ -44,8 +48,8 @@ enum class AttentionMask : int { None = 0, Bool = 1, Float = 2 };
 // Batch dims that do not fold into two strides, or a non-contiguous last dim, are copied
 // first; broadcast batch dims are stride 0 (read in place too). The output (and the input
 // gradients) take the query's (the input's) head layout, as torch's, so the model's
-// y.transpose(1, 2).reshape({N, T, C}) is a view. The CUDA kernel reads contiguous operands
-// (attention_operands_contiguous), which prepare() makes for it.
+// y.transpose(1, 2).reshape({N, T, C}) is a view. The CUDA kernels read and write in place
+// too (their tiles load with 16-byte copies where every row start is 16-byte aligned).
 struct AttentionLayout {
   int64_t inner = 1;  // batch entries per outer index (the heads of a [N, H, L, E] operand)
   int64_t outer_stride = 0, inner_stride = 0, row_stride = 0;
@@ -54,10 +58,6 @@ struct AttentionLayout {
   }
   // The layout of a contiguous [B, rows, cols] operand.
   static AttentionLayout contiguous(int64_t rows, int64_t cols) { return {1, rows * cols, 0, cols}; }
-  bool is_contiguous(int64_t rows, int64_t cols) const {
-    return row_stride == cols && (inner == 1 ? outer_stride == rows * cols
-                                             : inner_stride == rows * cols && outer_stride == inner * rows * cols);
-  }
 };
 
 // Everything the kernels need besides the pointers. Operands are laid out as their
@@ -78,13 +78,6 @@ struct AttentionParams {
   AttentionLayout q_at, k_at, v_at, out_at;  // the forward's operands; out_at also the saved output
   AttentionLayout grad_out_at, dq_at, dk_at, dv_at;  // the backward's
 };
-
-// Whether every operand is a contiguous [B, ., .] block (what the CUDA kernels read).
-inline bool attention_operands_contiguous(const AttentionParams& p) {
-  return p.q_at.is_contiguous(p.L, p.E) && p.k_at.is_contiguous(p.S, p.E) && p.v_at.is_contiguous(p.S, p.Ev) &&
-         p.out_at.is_contiguous(p.L, p.Ev) && p.grad_out_at.is_contiguous(p.L, p.Ev) &&
-         p.dq_at.is_contiguous(p.L, p.E) && p.dk_at.is_contiguous(p.S, p.E) && p.dv_at.is_contiguous(p.S, p.Ev);
-}
 
 // Score (b, i, j) after masking: the scaled product plus the float mask (of M values), or
 // -inf where the bool mask is false, the causal rule hides j, or j is past S. `x` is already
@@ -116,8 +109,17 @@ GR_HOST_DEVICE GR_INLINE T attention_dropout_factor(const AttentionParams& p, in
 template <class T>
 GR_HOST_DEVICE GR_INLINE T attention_lse(T m, T l) { return l > T(0) ? m + math::log(l) : attention_neg_inf<T>(); }
 // exp(x - lse): a weight recomputed from the saved logsumexp (0 for fully masked rows).
+// `exp` is the kernel's (the CUDA tile kernels': __expf).
+template <class T, class Exp>
+GR_HOST_DEVICE GR_INLINE T attention_weight(T x, T lse, Exp exp) {
+  return lse == attention_neg_inf<T>() ? T(0) : exp(x - lse);
+}
+struct AttentionExp {
+  template <class T>
+  GR_HOST_DEVICE T operator()(T x) const { return math::exp(x); }
+};
 template <class T>
-GR_HOST_DEVICE GR_INLINE T attention_weight(T x, T lse) { return lse == attention_neg_inf<T>() ? T(0) : math::exp(x - lse); }
+GR_HOST_DEVICE GR_INLINE T attention_weight(T x, T lse) { return attention_weight(x, lse, AttentionExp()); }
 
 // Forward: out and lse from q, k, v (and the mask's data, or null).
 using AttentionFn = void (*)(const void* q, const void* k, const void* v, const void* mask, void* out, void* lse,

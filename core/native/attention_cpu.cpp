@@ -136,12 +136,12 @@ void attention_forward(const I* q, const I* k, const I* v, const void* mask, I* 
   });
   parallel_for(0, p.B * nqb, 1, [&](int64_t w0, int64_t w1) {
     auto sc = tiles.scratch(br);
-    std::vector<T> s(br * kBcMax), o(br * Evp), m(br), l(br);
+    std::vector<T> s(br * kBcMax), o(br * Evp);
+    std::vector<OnlineSoftmax<T>> rows(br);  // Note [Online softmax]
     for (int64_t w = w0; w < w1; ++w) {
       const int64_t b = w / nqb, i0 = w % nqb * br, nr = std::min(br, L - i0);
       tiles.begin_block(sc, b, i0, nr);
-      std::fill(m.begin(), m.end(), attention_neg_inf<T>());
-      std::fill(l.begin(), l.end(), T(0));
+      std::fill(rows.begin(), rows.end(), OnlineSoftmax<T>());
       std::fill(o.begin(), o.end(), T(0));
       const int64_t kend = key_end(p, i0, nr);
       for (int64_t j0 = 0; j0 < kend; j0 += kBcMax) {
@@ -151,17 +151,14 @@ void attention_forward(const I* q, const I* k, const I* v, const void* mask, I* 
         for (int64_t r = 0; r < nr; ++r) {
           T* row = s.data() + r * kBcMax;
           if (masked) mask_row<T, I>(p, mask, b, i0 + r, t, row);
-          const T mt = row_max(row, t.w);
-          const T mnew = std::max(m[r], mt);
+          const T mnew = rows[r].next_max(row_max(row, t.w));
           if (mnew == attention_neg_inf<T>()) {  // no visible key so far
             std::fill(row, row + t.w, T(0));
             continue;
           }
           row_exp(row, t.w, mnew);
           const T sum = row_sum(row, t.w);
-          const T alpha = fast_exp(m[r] - mnew);
-          l[r] = l[r] * alpha + sum;
-          m[r] = mnew;
+          const T alpha = rows[r].advance(mnew, sum, [](T x) { return fast_exp(x); });
           if (alpha != T(1))
             for (int64_t c = 0; c < Evp; ++c) o[r * Evp + c] *= alpha;
           if (p.dropout_p > 0) apply_dropout_row(p, b, i0 + r, j0, t.nc, row);
@@ -169,8 +166,8 @@ void attention_forward(const I* q, const I* k, const I* v, const void* mask, I* 
         tiles.add_pv(sc, b, nr, t, s.data(), o.data());
       }
       for (int64_t r = 0; r < nr; ++r) {
-        lse[b * L + i0 + r] = attention_lse(m[r], l[r]);
-        const T inv = l[r] > T(0) ? T(1) / l[r] : T(0);
+        lse[b * L + i0 + r] = rows[r].lse();
+        const T inv = rows[r].inv_sum();
         I* out_row = out + p.out_at.at(b, i0 + r);
         for (int64_t c = 0; c < Ev; ++c) out_row[c] = static_cast<I>(o[r * Evp + c] * inv);
       }

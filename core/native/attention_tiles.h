@@ -10,6 +10,7 @@
 
 #include "core/functors_fast_math.h"
 #include "core/native/attention.h"
+#include "core/native/attention_flash.h"
 #include "core/native/gemm_kernels.h"
 
 namespace gr::native::attention_detail {
@@ -135,17 +136,12 @@ void row_exp(T* __restrict row, int64_t n, T shift) {
 }
 
 // row[0, n) *= the dropout factors of weights (b, i, j0 ..): one Philox block per 4 weights.
-// The same stream as attention_dropout_factor (Note [Attention dropout stream]).
+// The same stream as attention_dropout_factor (Note [Attention dropout pairs]).
 template <class T>
 void apply_dropout_row(const AttentionParams& p, int64_t b, int64_t i, int64_t j0, int64_t n, T* row) {
-  const uint64_t first = static_cast<uint64_t>((b * p.L + i) * p.S + j0);
+  AttentionDropoutRow flags(p, b, i);
   const T scale = static_cast<T>(p.dropout_scale);
-  uint32_t r[4];
-  for (int64_t jj = 0; jj < n; ++jj) {
-    const uint64_t e = first + static_cast<uint64_t>(jj);
-    if (jj == 0 || e % 4 == 0) Philox4x32(p.seed, 0, p.offset + e / 4).next(r);
-    row[jj] *= dropout_keep(r[e % 4], p.dropout_threshold) ? scale : T(0);
-  }
+  for (int64_t jj = 0; jj < n; ++jj) row[jj] *= flags.factor(j0 + jj, scale);
 }
 
 // One key tile of a query block: keys [j0, j0 + nc) are real (and may be visible), the
@@ -173,15 +169,13 @@ void mask_row(const AttentionParams& p, const void* mask, int64_t b, int64_t i, 
 }
 
 // A tile needs masking when a mask is given, it has padding columns, or (causal) a key j of
-// the tile lies beyond its first query i0.
+// the tile lies beyond its first query i0 (attention_tile_masked).
 inline bool tile_needs_mask(const AttentionParams& p, int64_t i0, const KeyTile& t) {
-  return p.mask != AttentionMask::None || t.nc < t.w || (p.causal && t.j0 + t.nc - 1 > i0);
+  return attention_tile_masked(p, i0, t.j0, t.nc, t.w);
 }
 
 // Keys a block of queries [i0, i0 + nr) sees: all S, or (causal) those up to its last query.
-inline int64_t key_end(const AttentionParams& p, int64_t i0, int64_t nr) {
-  return p.causal ? std::min(p.S, i0 + nr) : p.S;
-}
+inline int64_t key_end(const AttentionParams& p, int64_t i0, int64_t nr) { return attention_key_end(p, i0, nr); }
 
 // dst[c * ld + j] = src[j * rs + c] for j < n, c < cols, zeros for j in [n, width): the
 // transpose of n rows rs apart into a [cols, width] block, the tiles' B operand (bfloat16

@@ -11,6 +11,12 @@ namespace gr::native {
 GR_DEFINE_DISPATCH(GatherFn, index_gather_stub);
 GR_DEFINE_DISPATCH(ScatterFn, index_scatter_stub);
 
+ScatterSchedule scatter_schedule(const ScatterLoop& loop, ScalarType t, ScatterReduce reduce, bool deterministic) {
+  const bool exact_in_any_order = reduce != ScatterReduce::None && !is_floating_point(t);
+  if (!deterministic || exact_in_any_order) return ScatterSchedule::kPerElement;
+  return loop.serial ? ScatterSchedule::kSingleThread : ScatterSchedule::kPerRestPosition;
+}
+
 void check_index_tensor(const Tensor& self, const Tensor& index, const char* op) {
   GR_CHECK(self.defined() && index.defined(), op, ": undefined tensor argument");
   // torch's index_copy_ and index_fill_ take int64 indices only; the others int32 too.

@@ -59,6 +59,16 @@ struct ScatterLoop {
   bool copy_self = false;
   int64_t self_step = 0;
 };
+// Note [Deterministic scatter]
+// A device that runs a scatter's elements on many threads at once (CUDA) combines writes that
+// meet with atomics, so a floating sum depends on the order the threads arrive in (and a store
+// on which lands last). Under gr::use_deterministic_algorithms (Note [Deterministic
+// algorithms]) it runs as the CPU does instead: a thread per rest position taking its n steps
+// in order (no two rest positions meet: Note [Scatter loops]), or one thread for a serial
+// pass, whose positions may meet anywhere. Integer sums and products are exact in any order.
+enum class ScatterSchedule : uint8_t { kPerElement, kPerRestPosition, kSingleThread };
+ScatterSchedule scatter_schedule(const ScatterLoop& loop, ScalarType t, ScatterReduce reduce, bool deterministic);
+
 // dst = src (None), dst + alpha * src (Add) or dst * src (Multiply).
 using ScatterFn = void (*)(const ScatterLoop& loop, ScalarType t, ScalarType index_t, IndexAxis axis,
                            ScatterReduce reduce, const Scalar& alpha);

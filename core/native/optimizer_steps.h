@@ -2,6 +2,8 @@
 // parameter instead of a chain of element-wise ops). Hyper-parameters come in the functors.
 #pragma once
 
+#include <vector>
+
 #include "core/dispatch.h"
 #include "core/optimizer_functors.h"
 #include "core/tensor.h"
@@ -41,6 +43,19 @@ GR_DECLARE_DISPATCH(SgdStepFn, sgd_step_stub);
 GR_DECLARE_DISPATCH(AdamStepFn, adam_step_stub);
 GR_DECLARE_DISPATCH(AdadeltaStepFn, adadelta_step_stub);
 
+// Many parameters under one functor (PyTorch's foreach/fused steps): operands[i] = {param,
+// grad, then the functor's buffers in its order (undefined where it uses none)}, all on one
+// device with one dtype. The CPU runs them one by one through the loops of the single-tensor
+// kernels (the same results and speed); CUDA packs many per launch (Note [Multi-tensor
+// launches] in cuda_kernels/multi_tensor.cuh).
+using StepOperands = std::vector<Tensor>;
+using SgdStepsFn = void (*)(const std::vector<StepOperands>& operands, const functors::SgdStep<double>& step);
+using AdamStepsFn = void (*)(const std::vector<StepOperands>& operands, const functors::AdamStep<double>& step);
+using AdadeltaStepsFn = void (*)(const std::vector<StepOperands>& operands, const functors::AdadeltaStep<double>& step);
+GR_DECLARE_DISPATCH(SgdStepsFn, sgd_steps_stub);
+GR_DECLARE_DISPATCH(AdamStepsFn, adam_steps_stub);
+GR_DECLARE_DISPATCH(AdadeltaStepsFn, adadelta_steps_stub);
+
 // Checks the operands (naming `op`) and runs the update; buffers may be undefined where
 // the functor does not use them (momentum 0, no amsgrad).
 void sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const functors::SgdStep<double>& s);
@@ -48,5 +63,10 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
                const Tensor& max_exp_avg_sq, const functors::AdamStep<double>& s);
 void adadelta_step(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& acc_delta,
                    const functors::AdadeltaStep<double>& s);
+// The same over many parameters, each checked as above (operands as for the stubs); a list
+// spread over devices or dtypes runs one parameter at a time.
+void sgd_steps(const std::vector<StepOperands>& operands, const functors::SgdStep<double>& s);
+void adam_steps(const std::vector<StepOperands>& operands, const functors::AdamStep<double>& s);
+void adadelta_steps(const std::vector<StepOperands>& operands, const functors::AdadeltaStep<double>& s);
 
 }  // namespace gr::native

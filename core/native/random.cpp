@@ -52,7 +52,16 @@ static void fill_random(const Tensor& out, RandomParams p, Generator* gen) {
 }
 
 void random_(const Tensor& out, RandomKind kind, double a, double b, Generator* gen) {
-  GR_CHECK(kind != RandomKind::Integer, "random: internal: integer fills go through random_integers_");
+  if (kind == RandomKind::Integer) {
+    // Integers in [a, b): the one fill that RandomParams' a and b cannot carry (the kernels
+    // draw low + bits % range in int64), so it routes to random_integers_ on every device.
+    // A double holds every integer up to 2^53 exactly; wider bounds need random_integers_.
+    constexpr double kExact = 9007199254740992.0;  // 2^53
+    GR_CHECK(a == std::floor(a) && b == std::floor(b) && std::fabs(a) <= kExact && std::fabs(b) <= kExact && a < b,
+             "random: an integer fill needs integer bounds low < high within +-2^53, got [", a, ", ", b, ")");
+    const auto low = static_cast<int64_t>(a), high = static_cast<int64_t>(b);
+    return random_integers_(out, low, static_cast<uint64_t>(high - low), gen);
+  }
   fill_random(out, RandomParams{kind, 0, 0, a, b}, gen);
 }
 

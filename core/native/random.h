@@ -104,7 +104,8 @@ GR_DECLARE_DISPATCH(RandomFn, random_stub);
 // Numbers per Philox block for a dtype and distribution (4 uint32 per block).
 int64_t random_values_per_block(RandomKind kind, ScalarType dtype);
 // Fills `out` (any layout: a non-contiguous one is filled through a contiguous copy) with
-// draws of `kind` from `gen` (null: the default generator). a and b as in RandomParams.
+// draws of `kind` from `gen` (null: the default generator). a and b as in RandomParams;
+// Integer: integers in [a, b), drawn by random_integers_ (bounds exact integers, |.| <= 2^53).
 void random_(const Tensor& out, RandomKind kind, double a, double b, Generator* gen);
 // Integers low + (64 random bits) % range.
 void random_integers_(const Tensor& out, int64_t low, uint64_t range, Generator* gen);

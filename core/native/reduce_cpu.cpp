@@ -215,21 +215,10 @@ void extreme_cpu(const void* in, void* out, int64_t outer, int64_t R, int64_t in
   });
 }
 
-// The op for a norm of order p, handed to f.
-template <class Acc, class F>
-void with_norm_op(double p, const F& f) {
-  if (p == 0) f(ops::Norm0<Acc>{});
-  else if (p == 1) f(ops::Norm1<Acc>{});
-  else if (p == 2) f(ops::Norm2<Acc>{});
-  else if (std::isinf(p) && p > 0) f(ops::NormInf<Acc>{});
-  else if (std::isinf(p)) f(ops::NormNegInf<Acc>{});
-  else f(ops::NormP<Acc>{{}, static_cast<Acc>(p)});
-}
-
 void norm_cpu(const void* in, void* out, int64_t outer, int64_t R, int64_t inner, ScalarType t, double p) {
   dispatch_all(t, "norm", [&]<class In>() {
     if constexpr (is_floating<In>) {
-      with_norm_op<ops::acc_t<In>>(p, [&](const auto& op) { reduce_to<In, In>(op, in, out, outer, R, inner); });
+      ops::with_norm_op<ops::acc_t<In>>(p, [&](const auto& op) { reduce_to<In, In>(op, in, out, outer, R, inner); });
     } else {
       GR_ERROR("norm: expected a floating point input, got ", t);
     }

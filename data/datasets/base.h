@@ -1,5 +1,5 @@
 // torch::data's dataset interfaces: BatchDataset (a batch per request of indices), Dataset<Self>
-// (one example per index, CRTP) and .map(transform). See Note [Two dataset interfaces].
+// (one example per index, CRTP) and .map(transform); and the train/test Mode of the readers.
 #pragma once
 
 #include <cstddef>
@@ -12,13 +12,16 @@
 
 namespace gr::data::datasets {
 
-// Note [Two dataset interfaces]
-// torch::data's datasets (this folder) are values: a loader copies them, one copy per worker,
-// and .map() wraps them in new types, so a whole pipeline is one type that the compiler
-// sees through. gradring's own DataLoader (data/dataloader.h) takes a polymorphic
-// gr::data::Dataset behind a shared_ptr and stacks the examples itself. Both run on the same
-// engine, detail::BatchQueue (data/batch_queue.h), and the concrete datasets (MNIST) share
-// their readers.
+// Note [Datasets are values]
+// A dataset is a value: a loader copies it, one copy per worker (so get() needs no locking),
+// and .map() wraps it in a new type, so a whole pipeline is one type the compiler sees
+// through. Readers keep their data in tensors or shared buffers, so a copy is cheap. Two
+// optional members, which gradring's loader looks for: rows() (Note [Row gather] in
+// data/batch_context.h) and set_epoch(e), which the loader calls on every copy before
+// epoch e (Note [Batch determinism]).
+
+// Which split of a dataset that comes with a train/test split to read.
+enum class Mode { kTrain, kTest };
 
 template <typename D, typename T>
 class MapDataset;

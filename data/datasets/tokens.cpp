@@ -8,8 +8,7 @@
 
 #include "core/error.h"
 #include "core/factory.h"
-#include "data/distributed_sampler.h"
-#include "data/sampler.h"
+#include "data/samplers/randperm.h"
 
 namespace gr::data::datasets {
 
@@ -53,9 +52,9 @@ void TokenDataset::set_epoch(int64_t epoch) {
   GR_CHECK(epoch >= 0, "TokenDataset::set_epoch: epoch must be >= 0, got ", epoch);
   const int64_t n = num_tokens(), L = options_.window(), R = options_.num_replicas();
   const int64_t m = (n - 1) / L, slack = n - 1 - m * L;
-  const uint64_t seed = epoch_seed(options_.seed(), epoch);
+  const uint64_t seed = samplers::epoch_seed(options_.seed(), epoch);
   const int64_t offset = static_cast<int64_t>(std::mt19937_64(seed)() % static_cast<uint64_t>(slack + 1));
-  const std::vector<int64_t> order = torch_randperm(m, seed);
+  const std::vector<int64_t> order = samplers::torch_randperm(m, seed);
   std::vector<int64_t> starts(static_cast<size_t>(m / R));
   for (size_t k = 0; k < starts.size(); ++k)
     starts[k] = offset + order[options_.rank() + static_cast<int64_t>(k) * R] * L;

@@ -48,7 +48,8 @@ class TokenDataset : public Dataset<TokenDataset> {
   Example<> get(size_t index) override;
   std::optional<size_t> size() const override;  // windows of this rank per epoch
 
-  // Chooses the epoch get() reads (default 0); copies made earlier keep theirs.
+  // Chooses the epoch get() reads (default 0); copies made earlier keep theirs. A loader
+  // sets it on its copies before each epoch (Note [Datasets are values]).
   void set_epoch(int64_t epoch);
   int64_t epoch() const { return epoch_; }
   // Where window `index` of this rank starts in the file, in tokens.

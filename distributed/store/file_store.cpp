@@ -98,19 +98,22 @@ void FileStore::refresh() {
     GR_ERROR("FileStore: '", path_, "' is corrupt at byte ", applied_ + pos, " (", what,
              "); was it written by something other than a FileStore?");
   };
+  // Note [FileStore records cut short]: every writer appends a whole record while it holds
+  // the exclusive lock, and this runs under a lock, so a record cut short is not one being
+  // written: its writer died mid-write. Records appended after it would be read as its
+  // rest, so it is reported rather than waited for.
+  auto cut_short = [&] { corrupt("a record cut short at the end; did a process die while writing it?"); };
   while (pos < buf.size()) {
-    // A record cut short is left for a later visit (it cannot happen under the lock unless
-    // a writer died mid-write).
-    if (buf.size() - pos < 17) break;
+    if (buf.size() - pos < 17) cut_short();
     auto kind = static_cast<Record>(buf[pos]);
     if (kind < Record::Set || kind > Record::Leave) corrupt("unknown record type");
     uint64_t key_len = read_u64(&buf[pos + 1]);
     if (key_len > kMaxStoreValueBytes) corrupt("key length over the limit");
-    if (buf.size() - pos - 9 < key_len + 8) break;
+    if (buf.size() - pos - 9 < key_len + 8) cut_short();
     uint64_t value_len = read_u64(&buf[pos + 9 + key_len]);
     if (value_len > kMaxStoreValueBytes) corrupt("value length over the limit");
     size_t total = 17 + key_len + value_len;
-    if (buf.size() - pos < total) break;
+    if (buf.size() - pos < total) cut_short();
     const auto* key = reinterpret_cast<const char*>(&buf[pos + 9]);
     const uint8_t* value = &buf[pos + 17 + key_len];
     switch (kind) {

@@ -117,7 +117,10 @@ Response TCPStore::call(const Request& request, Milliseconds wait_limit) {
       if (p.kind == Parse::Malformed) fail_connection(request, "malformed response (is that port a TCPStore server?)");
       need = p.size;
     }
-    size_t want = std::max<size_t>(need - have, 64 * 1024);
+    // The buffer grows with what arrives (at most doubling), not with what a length prefix
+    // claims: whatever answers on the port (not always a TCPStore server) could otherwise
+    // make the client zero a gigabyte before sending another byte.
+    size_t want = std::max<size_t>(std::min(need - have, have), 64 * 1024);
     if (recv_buffer_.size() < have + want) recv_buffer_.resize(have + want);
     ssize_t n = ::recv(socket_.fd(), recv_buffer_.data() + have, recv_buffer_.size() - have, 0);
     if (n > 0) {

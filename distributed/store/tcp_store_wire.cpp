@@ -198,6 +198,8 @@ Parse parse_response(const uint8_t* data, size_t size, Op op, Response& out) {
   if (out.status == Status::Error) {
     in.bytes(out.error);
   } else if (out.status == Status::Timeout) {
+    // Only a parked request times out; a server saying so for another is not one.
+    if (op != Op::Get && op != Op::Wait) return {Parse::Malformed, 0};
     in.keys(out.missing);
   } else {
     switch (op) {
@@ -208,6 +210,7 @@ Parse parse_response(const uint8_t* data, size_t size, Op op, Response& out) {
       case Op::Check:
       case Op::Delete:
         out.number = in.u8();
+        if (in.good() && out.number > 1) in.reject();  // a yes/no answer
         break;
       case Op::Add:
       case Op::NumKeys:

@@ -14,7 +14,9 @@
 //   DELETE   key                    -> OK u8
 //   NUMKEYS                         -> OK i64
 //   JOIN                            -> OK i64 (how many TCPStore objects joined so far)
-// Any request may get ERROR message instead (e.g. add() on a non-integer value).
+// Any request may get ERROR message instead (e.g. add() on a non-integer value). The u8 of
+// CHECK and DELETE is 0 or 1; TIMEOUT answers only GET and WAIT: parse_response calls any
+// other response malformed, so that a client never acts on bytes no server would send.
 // timeout_ms 0 means no limit.
 #pragma once
 

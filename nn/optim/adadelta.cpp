@@ -1,9 +1,10 @@
-// Adadelta step: one fused pass per parameter.
+// Adadelta step: fused passes over many parameters at once (StepRuns).
 #include "nn/optim/adadelta.h"
 
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
 #include "core/native/optimizer_steps.h"
+#include "nn/optim/step_runs.h"
 
 namespace gr::optim {
 
@@ -28,11 +29,13 @@ Adadelta::Adadelta(std::vector<OptimizerParamGroup> param_groups, const Adadelta
 Tensor Adadelta::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
+  StepRuns<functors::AdadeltaStep<double>> runs(&native::adadelta_steps);
   for_each_param<AdadeltaOptions>([&](Tensor& p, const AdadeltaOptions& o, OrderedDict<Tensor>& s) {
     next_step(s, p, {"square_avg", "acc_delta"});
     functors::AdadeltaStep<double> f{o.lr(), o.rho(), o.eps(), o.weight_decay()};
-    native::adadelta_step(p, p.grad().contiguous(), s["square_avg"], s["acc_delta"], f);
+    runs.add(f, {p, p.grad().contiguous(), s["square_avg"], s["acc_delta"]});
   });
+  runs.finish();
   return loss;
 }
 

@@ -1,4 +1,5 @@
-// Adam/AdamW step: one fused pass per parameter; "step" is kept per parameter as in torch.
+// Adam/AdamW step: fused passes over many parameters at once (StepRuns); "step" is kept per
+// parameter as in torch.
 #include "nn/optim/adam.h"
 
 #include <cmath>
@@ -6,6 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
 #include "core/native/optimizer_steps.h"
+#include "nn/optim/step_runs.h"
 
 namespace gr::optim {
 
@@ -23,7 +25,8 @@ namespace {
 // Adam and AdamW differ only in where weight decay enters (`decoupled`). `step` counts
 // this update (1 first).
 template <class Options>
-void adam_update(Tensor& p, const Options& o, OrderedDict<Tensor>& s, bool decoupled, double step) {
+void adam_update(StepRuns<functors::AdamStep<double>>& runs, Tensor& p, const Options& o, OrderedDict<Tensor>& s,
+                 bool decoupled, double step) {
   const auto [beta1, beta2] = o.betas();
   if (o.amsgrad() && !s.contains("max_exp_avg_sq")) s.insert("max_exp_avg_sq", zeros_like(p));
   functors::AdamStep<double> f{o.lr(),
@@ -35,8 +38,7 @@ void adam_update(Tensor& p, const Options& o, OrderedDict<Tensor>& s, bool decou
                                std::sqrt(1 - std::pow(beta2, step)),
                                o.amsgrad(),
                                decoupled};
-  native::adam_step(p, p.grad().contiguous(), s["exp_avg"], s["exp_avg_sq"],
-                    o.amsgrad() ? s["max_exp_avg_sq"] : Tensor(), f);
+  runs.add(f, {p, p.grad().contiguous(), s["exp_avg"], s["exp_avg_sq"], o.amsgrad() ? s["max_exp_avg_sq"] : Tensor()});
 }
 
 }  // namespace
@@ -76,20 +78,22 @@ AdamW::AdamW(std::vector<OptimizerParamGroup> param_groups, const AdamWOptions& 
 Tensor Adam::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
-  for_each_param<AdamOptions>(
-      [](Tensor& p, const AdamOptions& o, OrderedDict<Tensor>& s) {
-        adam_update(p, o, s, false, next_step(s, p, {"exp_avg", "exp_avg_sq"}));
-      });
+  StepRuns<functors::AdamStep<double>> runs(&native::adam_steps);
+  for_each_param<AdamOptions>([&](Tensor& p, const AdamOptions& o, OrderedDict<Tensor>& s) {
+    adam_update(runs, p, o, s, false, next_step(s, p, {"exp_avg", "exp_avg_sq"}));
+  });
+  runs.finish();
   return loss;
 }
 
 Tensor AdamW::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
-  for_each_param<AdamWOptions>(
-      [](Tensor& p, const AdamWOptions& o, OrderedDict<Tensor>& s) {
-        adam_update(p, o, s, true, next_step(s, p, {"exp_avg", "exp_avg_sq"}));
-      });
+  StepRuns<functors::AdamStep<double>> runs(&native::adam_steps);
+  for_each_param<AdamWOptions>([&](Tensor& p, const AdamWOptions& o, OrderedDict<Tensor>& s) {
+    adam_update(runs, p, o, s, true, next_step(s, p, {"exp_avg", "exp_avg_sq"}));
+  });
+  runs.finish();
   return loss;
 }
 

@@ -6,27 +6,52 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "core/native/copy.h"
+#include "core/native/foreach.h"
 
 namespace gr::nn::utils {
+
+namespace {
+std::vector<Tensor> grads_of(const std::vector<Tensor>& parameters) {
+  std::vector<Tensor> grads;
+  for (const Tensor& p : parameters)
+    if (p.defined() && p.grad().defined()) grads.push_back(p.grad());
+  return grads;
+}
+
+void check_finite(double total, double norm_type) {
+  GR_CHECK(std::isfinite(total), "clip_grad_norm_: the total norm of order ", norm_type,
+           " for gradients from `parameters` is non-finite, so it cannot be clipped. To disable this error and scale "
+           "the gradients by the non-finite norm anyway, set `error_if_nonfinite=false`");
+}
+}  // namespace
+
+Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool error_if_nonfinite) {
+  GR_CHECK(norm_type > 0, "get_total_norm: norm_type must be positive, got ", norm_type);
+  NoGradGuard no_grad;
+  std::vector<Tensor> defined;
+  for (const Tensor& t : tensors)
+    if (t.defined()) defined.push_back(t);
+  // Each tensor's norm on its device, then the norm of the norms (native::foreach_norm).
+  Tensor total = native::foreach_norm(defined, norm_type);
+  if (error_if_nonfinite) check_finite(total.item<double>(), norm_type);
+  return total;
+}
+
+void clip_grads_with_norm_(const std::vector<Tensor>& parameters, double max_norm, const Tensor& total_norm) {
+  NoGradGuard no_grad;
+  native::foreach_clip_(grads_of(parameters), total_norm, max_norm);
+}
 
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
                        bool error_if_nonfinite) {
   GR_CHECK(norm_type > 0, "clip_grad_norm_: norm_type must be positive, got ", norm_type);
   NoGradGuard no_grad;
-  std::vector<Tensor> grads;
-  for (const Tensor& p : parameters)
-    if (p.defined() && p.grad().defined()) grads.push_back(p.grad());
+  const std::vector<Tensor> grads = grads_of(parameters);
   if (grads.empty()) return 0.0;
-  // One norm per gradient on its device, then the norm of the norms: a single host sync.
-  std::vector<Tensor> norms;
-  for (const Tensor& g : grads) norms.push_back(linalg::vector_norm(g, norm_type).to(kFloat64));
-  const double total = linalg::vector_norm(stack(norms), norm_type).item<double>();
-  GR_CHECK(!error_if_nonfinite || std::isfinite(total), "clip_grad_norm_: the total norm of order ", norm_type,
-           " for gradients from `parameters` is non-finite, so it cannot be clipped. To disable this error and scale "
-           "the gradients by the non-finite norm anyway, set `error_if_nonfinite=false`");
-  const double coef = max_norm / (total + 1e-6);
-  if (coef < 1.0 || std::isnan(coef))
-    for (const Tensor& g : grads) g.mul_(coef);
+  const Tensor total_norm = native::foreach_norm(grads, norm_type);
+  const double total = total_norm.item<double>();  // the one host synchronisation
+  if (error_if_nonfinite) check_finite(total, norm_type);
+  native::foreach_clip_(grads, total_norm, max_norm);
   return total;
 }
 double clip_grad_norm_(std::initializer_list<Tensor> parameters, double max_norm, double norm_type,

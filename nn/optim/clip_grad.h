@@ -20,6 +20,16 @@ double clip_grad_norm_(std::initializer_list<Tensor> parameters, double max_norm
 double clip_grad_norm_(const Tensor& parameter, double max_norm, double norm_type = 2.0,
                        bool error_if_nonfinite = false);
 
+// The two halves of clip_grad_norm_ without waiting for the device (PyTorch 2.6's
+// torch.nn.utils.get_total_norm and clip_grads_with_norm_): the total norm of `tensors` (as if
+// concatenated) as a 0-d float64 tensor on their device, in a few multi-tensor passes on a GPU
+// (Note [Foreach lists] in core/native/foreach.h); and the parameters' gradients scaled by
+// min(1, max_norm / (total_norm + 1e-6)), the factor computed where total_norm is. A training
+// step that does not need the norm on the host uses these (train_gpt does).
+// error_if_nonfinite reads the norm, which waits for the device.
+Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type = 2.0, bool error_if_nonfinite = false);
+void clip_grads_with_norm_(const std::vector<Tensor>& parameters, double max_norm, const Tensor& total_norm);
+
 // Clamps every gradient element to [-clip_value, clip_value] in place.
 void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value);
 void clip_grad_value_(std::initializer_list<Tensor> parameters, double clip_value);

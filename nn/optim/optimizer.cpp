@@ -9,6 +9,7 @@
 #include "autograd/ops.h"
 #include "core/factory.h"
 #include "core/native/copy.h"
+#include "core/native/foreach.h"
 
 namespace gr::optim {
 
@@ -148,17 +149,16 @@ Tensor Optimizer::run_closure(const LossClosure& closure) {
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
+  std::vector<Tensor> zero;  // filled together: a few multi-tensor launches on a GPU, not one per parameter
   for (OptimizerParamGroup& g : groups_)
     for (Tensor& p : g.params()) {
       Tensor& grad = p.mutable_grad();
       if (!grad.defined()) continue;
-      if (set_to_none) {
-        grad = Tensor();
-      } else {
-        NoGradGuard no_grad;
-        native::fill_(grad, 0);
-      }
+      if (set_to_none) grad = Tensor();
+      else zero.push_back(grad);
     }
+  NoGradGuard no_grad;
+  native::foreach_zero_(zero);
 }
 
 OrderedDict<Tensor>& Optimizer::state(const Tensor& p) { return state_[p.unsafe_impl()]; }

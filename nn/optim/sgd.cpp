@@ -1,9 +1,10 @@
-// SGD step: one fused pass per parameter.
+// SGD step: fused passes over many parameters at once (StepRuns).
 #include "nn/optim/sgd.h"
 
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
 #include "core/native/optimizer_steps.h"
+#include "nn/optim/step_runs.h"
 
 namespace gr::optim {
 
@@ -30,6 +31,7 @@ SGD::SGD(std::vector<OptimizerParamGroup> param_groups, const SGDOptions& o)
 Tensor SGD::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
+  StepRuns<functors::SgdStep<double>> runs(&native::sgd_steps);
   for (OptimizerParamGroup& g : param_groups()) {
     const SGDOptions& o = options_of<SGDOptions>(g);
     for (Tensor& p : g.params()) {
@@ -39,9 +41,10 @@ Tensor SGD::step(LossClosure closure) {
       if (first) s.insert("momentum_buffer", empty_like(p));
       Tensor buf = o.momentum() != 0 ? s["momentum_buffer"] : Tensor();
       functors::SgdStep<double> f{o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(), first};
-      native::sgd_step(p, p.grad().contiguous(), buf, f);
+      runs.add(f, {p, p.grad().contiguous(), buf});
     }
   }
+  runs.finish();
   return loss;
 }
 

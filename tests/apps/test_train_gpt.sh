@@ -6,7 +6,8 @@
 #   - killed after a snapshot and started again, it ends bitwise where an uninterrupted run ends;
 #   - --zero 1 (ZeRO-1) on 2 ranks equals one process; with rank 1 SIGKILLed mid-run and the
 #     group restarted by gradring-run, it resumes from the per-rank sharded snapshots bitwise;
-#   - --json carries the figures; --generate samples from the saved weights; bad input fails clearly;
+#   - --json carries the figures; --deterministic is plumbed and changes no CPU bit; --generate
+#     samples from the saved weights; bad input fails clearly;
 #   - --dtype bf16 (CPU autocast) trains: the loss falls over 30 steps.
 # Usage: test_train_gpt.sh <gradring-run> <train_gpt>
 set -euo pipefail
@@ -26,12 +27,9 @@ r = random.Random(0)
 words = "to be or not that is the question whether tis nobler in the mind to suffer slings and arrows".split()
 print(" ".join(r.choice(words) for _ in range(14000)))' > "$tmp/corpus.txt"
 
-# Largest absolute difference between the tensors of two safetensors files of the same names.
-maxdiff() { "$py" "$(dirname "$0")/safetensors_maxdiff.py" "$1" "$2"; }
-close() {  # close A B WHAT: the weights agree to 1e-12
+close() {  # close A B WHAT: the same tensor names and shapes, every weight within 1e-12 (NaN fails)
   local d
-  d=$(maxdiff "$1" "$2") || fail "$3: cannot compare the weights"
-  "$py" -c "import sys; sys.exit(0 if $d <= 1e-12 else 1)" || fail "$3: weights differ by $d (more than 1e-12)"
+  d=$("$py" "$(dirname "$0")/safetensors_maxdiff.py" --max 1e-12 "$1" "$2") || fail "$3: weights differ: $d"
   echo "train_gpt: $3: max difference $d"
 }
 
@@ -50,9 +48,16 @@ one --batch-size 8 --save "$tmp/one.st" --json
 tail -1 "$tmp/out.log" | "$py" -c '
 import json, sys
 j = json.loads(sys.stdin.read())
-for k in ("tokens_per_sec", "train_loss", "val_loss", "steps", "world_size", "mfu", "peak_rss_mb"):
+for k in ("tokens_per_sec", "train_loss", "val_loss", "steps", "world_size", "mfu", "peak_rss_mb", "peak_source"):
     assert k in j, k
-assert j["steps"] == 3 and j["world_size"] == 1 and j["tokens_per_sec"] > 0' || fail "--json lacks a field"
+assert j["steps"] == 3 and j["world_size"] == 1 and j["tokens_per_sec"] > 0
+assert j["deterministic"] is False and j["peak_source"].startswith("measured")' || fail "--json lacks a field"
+# --deterministic reaches gr::use_deterministic_algorithms; on the CPU it changes no arithmetic.
+one --batch-size 8 --deterministic --save "$tmp/det.st" --json
+tail -1 "$tmp/out.log" | "$py" -c 'import json, sys; assert json.loads(sys.stdin.read())["deterministic"] is True' ||
+  fail "--deterministic: the JSON does not say deterministic"
+d=$("$py" "$(dirname "$0")/safetensors_maxdiff.py" --max 0 "$tmp/one.st" "$tmp/det.st") ||
+  fail "--deterministic changed the CPU's weights (max difference $d)"
 ranks 2 --batch-size 4 --save "$tmp/two.st"
 close "$tmp/one.st" "$tmp/two.st" "2 ranks (gloo) vs one process"
 ranks 2 --batch-size 4 --backend shm --save "$tmp/two_shm.st"

@@ -2,7 +2,6 @@
 // {dtype, shape, values} with non-finite floats as "nan"/"inf"/"-inf", integers exact.
 #pragma once
 
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -49,38 +48,6 @@ inline Tensor json_tensor(const nlohmann::json& j) {
     flat = tensor(v, kInt64);
   }
   return flat.to(dtype).reshape(shape);
-}
-
-// Whether a and b hold the same dtype, shape and values (NaN equal to NaN, -0 to 0).
-inline bool same_values(const Tensor& a, const Tensor& b) {
-  if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes()) return false;
-  if (a.is_floating_point()) {
-    Tensor x = a.to(kFloat64).contiguous(), y = b.to(kFloat64).contiguous();
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      const double u = x.data_ptr<double>()[i], v = y.data_ptr<double>()[i];
-      if (!(u == v || (u != u && v != v))) return false;
-    }
-    return true;
-  }
-  return a.to(kInt64).equal(b.to(kInt64));
-}
-
-// The largest distance between a and b in units in the last place of their (reduced float)
-// dtype: how many representable values lie between them.
-inline int64_t max_ulp_distance(const Tensor& a, const Tensor& b) {
-  Tensor x = a.to(kFloat32).contiguous(), y = b.to(kFloat32).contiguous();
-  const int shift = a.scalar_type() == kBFloat16 ? 16 : 13;  // float32 bits below the reduced mantissa
-  int64_t worst = 0;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    auto key = [shift](float f) {  // ordered integers across zero
-      uint32_t bits;
-      std::memcpy(&bits, &f, 4);
-      const int64_t magnitude = (bits & 0x7fffffffu) >> shift;
-      return (bits >> 31) ? -magnitude : magnitude;
-    };
-    worst = std::max<int64_t>(worst, std::abs(key(x.data_ptr<float>()[i]) - key(y.data_ptr<float>()[i])));
-  }
-  return worst;
 }
 
 // coreapi_reference.json, read once.

@@ -34,6 +34,7 @@ TEST_CASE("conv algorithm keys: equal for the same problem, different when anyth
   others.push_back(conv_algo_key(a, kFloat32, 1, ConvPass::kForward));
   others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kBackwardData));
   others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kBackwardFilter));
+  others.push_back(conv_algo_key(a, kFloat32, 0, ConvPass::kForward, /*deterministic=*/true));
   int64_t native::Conv2dArgs::*fields[] = {
       &native::Conv2dArgs::N,     &native::Conv2dArgs::C_in,     &native::Conv2dArgs::H,
       &native::Conv2dArgs::W,     &native::Conv2dArgs::C_out,    &native::Conv2dArgs::kH,
@@ -126,4 +127,23 @@ TEST_CASE("conv algorithm picker: preference order within the limit, less worksp
   ConvAlgoList none;
   ConvAlgoPicker empty(none, 1 << 20);
   CHECK(empty.next() == nullptr);
+}
+
+TEST_CASE("conv algorithms under deterministic algorithms: deterministic ones only, never chosen by timing") {
+  CHECK(conv_algo_allowed(/*algo_is_deterministic=*/true, /*deterministic=*/true));
+  CHECK_FALSE(conv_algo_allowed(false, true));  // e.g. cuDNN's BWD_FILTER_ALGO_0 (atomics)
+  CHECK(conv_algo_allowed(false, false));
+  CHECK(conv_algo_allowed(true, false));
+  CHECK(conv_algos_timed(/*benchmark=*/true, /*deterministic=*/false));
+  CHECK_FALSE(conv_algos_timed(true, true));
+  CHECK_FALSE(conv_algos_timed(false, false));
+  // A list searched under the switch is cached apart from the default one.
+  ConvAlgoCache cache;
+  const ConvAlgoKey plain = conv_algo_key(args(), kFloat32, 0, ConvPass::kBackwardFilter);
+  const ConvAlgoKey det = conv_algo_key(args(), kFloat32, 0, ConvPass::kBackwardFilter, true);
+  cache.insert(plain, {{0, 0, 0}});
+  CHECK_FALSE(cache.find(det).has_value());
+  cache.insert(det, {{1, 0, 0}});
+  CHECK(cache.find(det)->front().algo == 1);
+  CHECK(cache.find(plain)->front().algo == 0);
 }

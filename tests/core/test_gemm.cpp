@@ -14,6 +14,7 @@
 #include "core/native/gemm_packed.h"
 #include "core/native/shape.h"
 #include "core/parallel.h"
+#include "compare.h"
 
 namespace {
 
@@ -49,7 +50,7 @@ void check_gemm(bool ta, bool tb, Case c, T alpha, T beta, int64_t pad, bool nan
         ref += static_cast<double>(ta ? A[k * lda + i] : A[i * lda + k]) *
                static_cast<double>(tb ? B[j * ldb + k] : B[k * ldb + j]);
       ref = alpha * ref + (beta == T(0) ? 0.0 : beta * static_cast<double>(C0[i * ldc + j]));
-      if (std::abs(got - ref) > tol) {
+      if (!(gr::test::abs_diff(got, ref) <= tol)) {  // NaN fails (Note [Comparisons that see NaN])
         FAIL_CHECK("gemm mismatch ta=", ta, " tb=", tb, " M=", M, " N=", N, " K=", K, " at (", i, ",", j, "): ", got,
                    " vs ", ref);
         return;
@@ -138,7 +139,7 @@ TEST_CASE("gemm_nt (rows of A in place, B packed; dot products for few columns) 
         for (int64_t j = 0; j < N; ++j) {
           double ref = accumulate ? C0[i * ldc + j] : 0.0;
           for (int64_t k = 0; k < K; ++k) ref += double(A[i * lda + k]) * B[j * ldb + k];
-          worst = std::max(worst, std::abs(C[i * ldc + j] - ref));
+          worst = gr::test::max_nan(worst, gr::test::abs_diff(C[i * ldc + j], ref));
         }
       CAPTURE(M);
       CAPTURE(N);

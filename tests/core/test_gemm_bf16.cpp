@@ -45,9 +45,9 @@ void check_gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float al
         ref += p, sum_abs += std::abs(p);
       }
       ref = alpha * ref + (beta == 0.f ? 0.0 : beta * double(C0[i * ldc + j]));
-      const double err = std::abs(C[i * ldc + j] - ref);
+      const double err = test::abs_diff(C[i * ldc + j], ref);
       const double bound = accumulation_bound(std::abs(alpha) * sum_abs + std::abs(beta * C0[i * ldc + j]), K);
-      worst = std::max(worst, err / bound);
+      worst = test::max_nan(worst, err / bound);  // keeps a NaN (Note [Comparisons that see NaN])
     }
   CAPTURE(ta);
   CAPTURE(tb);
@@ -68,7 +68,8 @@ void check_rounded(const Tensor& got, const Tensor& ref64, const Tensor& sum_abs
   const double* sp = s.data_ptr<double>();
   double worst = 0;
   for (int64_t i = 0; i < g.numel(); ++i)
-    worst = std::max(worst, std::abs(gp[i] - rp[i]) / (std::ldexp(std::abs(rp[i]), -8) + accumulation_bound(sp[i], K)));
+    worst = test::max_nan(worst, test::abs_diff(gp[i], rp[i]) /
+                                     (std::ldexp(std::abs(rp[i]), -8) + accumulation_bound(sp[i], K)));
   CHECK(worst <= 1.0);
 }
 

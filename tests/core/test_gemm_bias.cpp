@@ -13,6 +13,7 @@
 #include "core/native/elementwise.h"
 #include "core/native/gemm.h"
 #include "core/native/shape.h"
+#include "compare.h"
 #include "core/parallel.h"
 
 namespace {
@@ -54,7 +55,7 @@ void check_mm_bias(Shape s, bool ta, bool tb) {
     for (int64_t j = 0; j < s.N; ++j) {
       double ref = pbias[j];
       for (int64_t k = 0; k < s.K; ++k) ref += double(pa[i * s.K + k]) * pb[k * s.N + j];
-      worst = std::max(worst, std::abs(pg[i * s.N + j] - ref));
+      worst = gr::test::max_nan(worst, gr::test::abs_diff(pg[i * s.N + j], ref));
     }
   CHECK(worst < (std::is_same_v<T, float> ? 1e-5 : 1e-12) * (s.K + 2));
 }
@@ -124,8 +125,8 @@ TEST_CASE("mm_bias: a bias of the wrong length is an error; float16 takes mm + a
         const double p = x.data_ptr<double>()[i * 70 + k] * w.data_ptr<double>()[k * 50 + j];
         exact += p, sum_abs += std::abs(p);
       }
-      const double err = std::abs(g.data_ptr<double>()[i * 50 + j] - exact);
-      worst = std::max(worst, err / (std::ldexp(std::abs(exact), -8) + 1.2e-7 * 72 * sum_abs));
+      const double err = gr::test::abs_diff(g.data_ptr<double>()[i * 50 + j], exact);
+      worst = gr::test::max_nan(worst, err / (std::ldexp(std::abs(exact), -8) + 1.2e-7 * 72 * sum_abs));
     }
   CHECK(worst <= 1.0);
 }

@@ -9,19 +9,13 @@ using namespace gr;
 using gr::test::check_close;
 using gr::test::check_values;
 using gr::test::error_of;
+using gr::test::same_values;
 using gr::test::values;
 
 namespace {
 Tensor sample(ScalarType t, uint64_t seed = 7, std::vector<int64_t> shape = {4, 5}) {
   Generator g(seed);
   return (randn(shape, TensorOptions(kFloat64), &g) * 0.9).tanh().to(t);  // in (-1, 1): every op's domain
-}
-bool same_values(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = values(a), y = values(b);
-  if (x.size() != y.size() || a.scalar_type() != b.scalar_type()) return false;
-  for (size_t i = 0; i < x.size(); ++i)
-    if (!(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i])))) return false;
-  return true;
 }
 }  // namespace
 

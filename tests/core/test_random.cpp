@@ -1,4 +1,7 @@
-// Random tensors: reproducible per seed, independent of thread count, right statistics.
+// Random tensors: reproducible per seed, independent of thread count, right statistics; the
+// integer route of native::random_.
+#include <gradring/core/native/random.h>
+
 #include "test_util.h"
 
 using namespace gr;
@@ -54,4 +57,36 @@ TEST_CASE("distributions have the right moments and ranges") {
   std::vector<double> v = values(p);
   std::sort(v.begin(), v.end());
   for (int i = 0; i < 50; ++i) CHECK(v[i] == i);
+}
+
+// Issue 32: the CUDA parity test fills integers through native::random_(RandomKind::Integer),
+// which refused every device ("integer fills go through random_integers_"); random_ now routes
+// them there. Same numbers as random_integers_ and randint from the same generator state.
+TEST_CASE("random_ with RandomKind::Integer draws random_integers_'s numbers") {
+  for (ScalarType t : {kInt64, kUInt8, kFloat32}) {
+    for (int64_t n : {1, 5, 4097}) {
+      CAPTURE(t);
+      CAPTURE(n);
+      Generator g1(20240607), g2(20240607);
+      g1.reserve(3);
+      g2.reserve(3);
+      Tensor via_kind = empty({n}, TensorOptions(t)), direct = empty({n}, TensorOptions(t));
+      native::random_(via_kind, native::RandomKind::Integer, -7, 200, &g1);
+      native::random_integers_(direct, -7, 207, &g2);
+      CHECK(via_kind.equal(direct));
+      CHECK(g1.state().offset == g2.state().offset);  // the same blocks reserved
+    }
+  }
+  Generator g1(5), g2(5);
+  Tensor a = empty({999}, TensorOptions(kInt64));
+  native::random_(a, native::RandomKind::Integer, 0, 10, &g1);
+  CHECK(a.equal(randint(0, 10, {999}, kInt64, &g2)));
+  CHECK(a.min().item<int64_t>() >= 0);
+  CHECK(a.max().item<int64_t>() <= 9);
+  // Bounds a double cannot carry exactly, or an empty range, are refused with the bounds.
+  CHECK_THROWS_WITH_AS(native::random_(a, native::RandomKind::Integer, 0.5, 10, &g1),
+                       doctest::Contains("integer bounds low < high"), gr::Error);
+  CHECK_THROWS_AS(native::random_(a, native::RandomKind::Integer, 3, 3, &g1), gr::Error);
+  CHECK_THROWS_AS(native::random_(a, native::RandomKind::Integer, 0, 1e17, &g1), gr::Error);
+  CHECK_THROWS_AS(native::random_(a, native::RandomKind::Integer, 0, NAN, &g1), gr::Error);
 }

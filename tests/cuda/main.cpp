@@ -2,7 +2,8 @@
 //   (default)     the "cuda" parity suite; without a device it prints one line and exits 77,
 //                 which ctest reports as skipped (SKIP_RETURN_CODE);
 //   --no-device   hides every device (CUDA_VISIBLE_DEVICES="") and runs "cuda_no_device",
-//                 so the no-device behaviour is tested on machines with a GPU as well;
+//                 so the no-device behaviour is tested on machines with a GPU as well, and
+//                 "cuda_host", the kernels' host-side arithmetic (the default mode runs it too);
 //   --first-use   runs "cuda_first_use" without asking gradring anything first (the device
 //                 check goes to the CUDA runtime directly); skipped (77) without a device.
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
   doctest::Context context(static_cast<int>(args.size()), args.data());
   if (mode == "--no-device") {
     setenv("CUDA_VISIBLE_DEVICES", "", 1);  // read by the driver at its first call, in the tests
-    context.addFilter("test-suite", "cuda_no_device");
+    context.addFilter("test-suite", "cuda_no_device,cuda_host");
     return context.run();
   }
   if (mode == "--first-use") {

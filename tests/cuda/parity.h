@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "compare.h"
+
 namespace gr::cuda_test {
 
 inline Device cuda0() { return Device(kCUDA, 0); }
@@ -56,12 +58,9 @@ inline void check_match(const Tensor& cuda_result, const Tensor& cpu_result, Tol
   size_t nbad = 0, first = 0;
   double worst = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    if (got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]))) continue;
-    const double err = std::fabs(got[i] - want[i]);
-    if (!(err <= tol.atol + tol.rtol * std::fabs(want[i]))) {
-      if (nbad++ == 0) first = i;
-    }
-    if (!(err <= worst)) worst = err;
+    if (std::isnan(got[i]) && std::isnan(want[i])) continue;  // both NaN: the CPU's answer too
+    if (!test::is_close(got[i], want[i], tol.rtol, tol.atol) && nbad++ == 0) first = i;  // see compare.h
+    worst = test::max_nan(worst, test::abs_diff(got[i], want[i]));
   }
   if (nbad > 0) {
     std::ostringstream msg;

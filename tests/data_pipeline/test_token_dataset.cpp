@@ -119,6 +119,28 @@ TEST_CASE("TokenDataset reads files of bytes, and with a loader gives batches [B
   CHECK(batches == 2);
 }
 
+TEST_CASE("a loader sets the epoch of its TokenDataset copies: epoch e's batches are set_epoch(e)'s windows") {
+  test::TempDir dir;
+  const std::string path = write_uint16(dir, 1000);
+  ds::TokenDataset d(path, ds::TokenDatasetOptions(8).seed(5));
+  for (size_t workers : {0, 2}) {
+    CAPTURE(workers);
+    auto loader = data::make_data_loader<data::samplers::SequentialSampler>(
+        d.map(data::transforms::Stack<>()), data::DataLoaderOptions(4).drop_last(true).workers(workers));
+    for (int64_t epoch : {0, 1, 3}) {
+      ds::TokenDataset expected = d;
+      expected.set_epoch(epoch);
+      size_t window = 0;
+      for (data::Example<>& batch : loader->epoch(epoch)) {
+        for (int64_t row = 0; row < batch.data.size(0); ++row, ++window)
+          CHECK(values(batch.data[row]) == values(expected.get(window).data));
+      }
+      CHECK(window == *d.size() / 4 * 4);
+    }
+  }
+  CHECK(d.epoch() == 0);  // the loader's copies, not the original
+}
+
 TEST_CASE("TokenDataset errors name the file and the problem") {
   test::TempDir dir;
   CHECK(error_of([&] { ds::TokenDataset(dir / "absent.bin", 4); }) ==

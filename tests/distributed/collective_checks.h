@@ -6,14 +6,14 @@
 #include <gradring/gradring.h>
 
 #include "distributed/backends/init.h"
+#include "compare.h"
 #include "distributed/backends/process_group.h"
 
 namespace gr::test {
 
 inline void expect_equal(const Tensor& got, const Tensor& want, const std::string& what, int rank) {
-  Tensor g = got.to(kFloat64), w = want.to(kFloat64);
-  double err = (g - w).abs().max().item<double>();
-  GR_CHECK(err <= 1e-6 * (1 + w.abs().max().item<double>()), what, " on rank ", rank, ": wrong result (max error ",
+  const double err = max_abs_diff(got, want);  // shapes must match; NaN fails
+  GR_CHECK(err <= 1e-6 * (1 + want.to(kFloat64).abs().max().item<double>()), what, " on rank ", rank, ": wrong result (max error ",
            err, ")\ngot:\n", got, "\nwant:\n", want);
 }
 

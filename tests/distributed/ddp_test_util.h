@@ -8,6 +8,8 @@
 
 #include <gradring/gradring.h>
 
+#include "compare.h"  // max_abs_diff, max_rel_diff
+
 namespace gr::test {
 
 // fc1 (6 -> h1), fc2 (h1 -> h2), fc3 (h2 -> 3), ReLUs between. Tests derive default-
@@ -36,14 +38,6 @@ inline Data make_data(int batches, int64_t global, ScalarType dtype = kFloat64, 
   return d;
 }
 
-inline double max_abs_diff(const Tensor& a, const Tensor& b) {
-  return (a.to(kFloat64) - b.to(kFloat64)).abs().max().item<double>();
-}
-// Relative to the largest magnitude in `want`.
-inline double max_rel_diff(const Tensor& got, const Tensor& want) {
-  return max_abs_diff(got, want) / (1e-30 + want.to(kFloat64).abs().max().item<double>());
-}
-
 // Fails naming the first parameter of `got` that differs from `want`'s by more than `tol`
 // (absolute, or relative to the largest magnitude of `want`'s parameter).
 inline void require_same_params(nn::Module& got, nn::Module& want, double tol, const std::string& what,
@@ -51,6 +45,7 @@ inline void require_same_params(nn::Module& got, nn::Module& want, double tol, c
   auto g = got.named_parameters(), w = want.named_parameters();
   GR_CHECK(g.size() == w.size(), what, ": parameter count differs");
   for (const auto& [name, p] : w) {
+    GR_CHECK(g.find(name) != nullptr, what, ": no parameter ", name);
     const double d = relative ? max_rel_diff(*g.find(name), p) : max_abs_diff(*g.find(name), p);
     GR_CHECK(d <= tol, what, ": parameter ", name, " differs by ", d, " (tolerance ", tol, ")");
   }

@@ -17,7 +17,7 @@ namespace {
 void require_close(const Tensor& got, const Tensor& want, const std::string& what, int rank) {
   GR_CHECK(got.sizes() == want.sizes(), what, " on rank ", rank, ": shape ", got.sizes(), " != ", want.sizes());
   if (got.numel() == 0) return;
-  const double err = (got.to(kFloat64) - want.to(kFloat64)).abs().max().item<double>();
+  const double err = test::max_abs_diff(got, want);
   GR_CHECK(err <= 1e-10 * (1 + want.abs().max().item<double>()), what, " on rank ", rank, ": max error ", err);
 }
 

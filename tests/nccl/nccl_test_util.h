@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "compare.h"
 #include "core/error.h"
 
 namespace gr::test {
@@ -19,7 +20,7 @@ inline Device rank_device(int rank) { return Device(kCUDA, rank); }
 inline void expect_values(const Tensor& got, const Tensor& want, const std::string& what, int rank) {
   const Tensor g = got.to(Device(kCPU)).to(kFloat64);
   const double tol = is_reduced_float(got.scalar_type()) ? 1e-2 : 1e-6;
-  const double err = (g - want).abs().max().item<double>();
+  const double err = max_abs_diff(g, want);  // shapes must match; NaN fails
   GR_CHECK(err <= tol * (1 + want.abs().max().item<double>()), what, " on rank ", rank, ": wrong result (max error ",
            err, ")\ngot:\n", g, "\nwant:\n", want);
 }

@@ -12,6 +12,8 @@
 #include "distributed/ddp/sync_batch_norm.h"
 #include "nccl_test_util.h"
 
+using gr::test::max_rel_diff;  // compare.h: NaN-safe, shapes must match
+
 using namespace gr;
 using namespace gr::distributed;
 using gr::nn::parallel::DistributedDataParallel;
@@ -30,11 +32,6 @@ struct MlpImpl : nn::Module {
   nn::Linear fc1, fc2, fc3;
 };
 GR_MODULE(Mlp);
-
-double max_rel_diff(const Tensor& got, const Tensor& want) {
-  const Tensor g = got.to(Device(kCPU)).to(kFloat64), w = want.to(Device(kCPU)).to(kFloat64);
-  return (g - w).abs().max().item<double>() / (1e-30 + w.abs().max().item<double>());
-}
 
 // K steps of DDP on the GPUs (each rank its slice of every batch) and of one CPU process on
 // the whole batches, from the same start (DDP broadcasts rank 0's weights).

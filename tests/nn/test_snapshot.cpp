@@ -7,6 +7,7 @@
 
 #include "nn/optim/lr_scheduler.h"
 #include "nn/snapshot.h"
+#include "nn/snapshot_checksum.h"
 #include "test_util.h"
 
 using namespace gr;
@@ -46,7 +47,7 @@ struct Run {
 
 bool same_params(nn::Module& a, nn::Module& b) {
   auto sa = a.state_dict(), sb = b.state_dict();
-  if (sa.size() != sb.size()) return false;
+  if (sa.keys() != sb.keys()) return false;
   for (size_t i = 0; i < sa.size(); ++i)
     if (!sa.items()[i].second.equal(sb.items()[i].second)) return false;
   return true;
@@ -184,4 +185,69 @@ TEST_CASE("a failed snapshot write leaves the previous snapshot intact") {
   }
   // A folder that does not exist: nothing is written.
   CHECK_THROWS_WITH_AS(save_snapshot("/nonexistent-dir/x.snap", s), doctest::Contains("cannot create"), gr::Error);
+}
+
+namespace {
+
+// A copy of `good` with metadata `key` set to `value` (erased when empty) and the checksum
+// made right again: what load_snapshot checks after the checksum.
+std::string with_metadata(const std::string& good, const std::string& key, const std::string& value) {
+  Metadata m;
+  OrderedDict<Tensor> tensors = load_bytes(read_bytes(good), &m);
+  if (value.empty())
+    m.erase(key);
+  else
+    m[key] = value;
+  m["checksum"] = snapshot_checksum(tensors, m);
+  std::string bad = temp_path("meta.snap");
+  write_bytes(bad, save_bytes(tensors, m));
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("snapshot metadata that is no number or out of range is refused even with a valid checksum") {
+  Run r("adadelta");
+  Snapshot s = capture_snapshot(*r.net, r.opt.get());
+  std::string good = temp_path("meta_good.snap");
+  save_snapshot(good, s);
+  CHECK(load_snapshot(with_metadata(good, "global_step", "12")).global_step == 12);  // the helper works
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* error;
+  };
+  for (const Case& c : {Case{"world_size", "0", "metadata 'world_size' is 0, outside [1, "},
+                        Case{"epoch", "-1", "metadata 'epoch' is -1, outside [0, "},
+                        Case{"step_in_epoch", "-5", "metadata 'step_in_epoch' is -5, outside [0, "},
+                        Case{"global_step", "-2", "metadata 'global_step' is -2, outside [0, "},
+                        Case{"scheduler_last_epoch", "-2", "metadata 'scheduler_last_epoch' is -2, outside [-1, "},
+                        // std::stoull read "-1" as 2^64 - 1, and std::stoll skipped spaces and '+'.
+                        Case{"generator.default.seed", "-1", "metadata 'generator.default.seed' is not a number: '-1'"},
+                        Case{"epoch", " 3", "metadata 'epoch' is not a number: ' 3'"},
+                        Case{"epoch", "+3", "metadata 'epoch' is not a number: '+3'"},
+                        Case{"epoch", "99999999999999999999", "metadata 'epoch' is not a number"},
+                        Case{"generator.default.offset", "", "has no 'generator.default.offset' in its metadata"}}) {
+    CAPTURE(c.key);
+    CAPTURE(c.value);
+    CHECK_THROWS_WITH_AS(load_snapshot(with_metadata(good, c.key, c.value)), doctest::Contains(c.error), gr::Error);
+  }
+}
+
+TEST_CASE("a snapshot whose empty tensors share an offset loads (their order is the file's)") {
+  // Empty tensors begin where the next tensor does; the reader sorted by offset alone, so
+  // their order, which the checksum covers, came out of the JSON header's key order.
+  Snapshot s;
+  s.model.insert("z", empty({0}, kFloat32));
+  s.model.insert("y", empty({0, 3}, kFloat32));
+  s.model.insert("x", ones({2}));
+  s.optimizer.insert("b", empty({0}, kInt64));
+  s.optimizer.insert("a", ones({1}));
+  std::string path = temp_path("empties.snap");
+  save_snapshot(path, s);
+  Snapshot back = load_snapshot(path);
+  std::vector<std::string> names;
+  for (const auto& [k, t] : back.model) names.push_back(k);
+  CHECK(names == std::vector<std::string>{"z", "y", "x"});
+  CHECK(back.optimizer.items()[0].first == "b");
 }

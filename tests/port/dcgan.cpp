@@ -3,7 +3,9 @@
 // Tanh from a noise vector to a 28x28 image, a Sequential discriminator of Conv2d + LeakyReLU
 // layers and Sigmoid, BCELoss, two Adam optimizers with betas (0.5, 0.999), and the
 // generator's fake batch detached for the discriminator's step. tests/port/port.sh renames it
-// for gradring. Usage: dcgan <folder of MNIST IDX files> [steps]
+// for gradring. With PORT_COMPARE=1 it runs without library randomness (fixed noise, labels and
+// initial weights, sequential batches) and prints every step's losses (port_compare.h).
+// Usage: dcgan <folder of MNIST IDX files> [steps]
 #include <torch/torch.h>
 
 #include <cmath>
@@ -11,6 +13,8 @@
 #include <cstdlib>
 #include <string>
 #include <tuple>
+
+#include "port_compare.h"
 
 // The size of the noise vector fed to the generator.
 const int64_t kNoiseSize = 100;
@@ -74,13 +78,17 @@ int main(int argc, char** argv) {
       torch::nn::Conv2d(torch::nn::Conv2dOptions(256, 1, 3).stride(1).padding(0).bias(false)),
       torch::nn::Sigmoid());
   discriminator->to(device);
+  const bool compare = port_compare::enabled();
+  if (compare) {
+    port_compare::fix_parameters(*generator);
+    port_compare::fix_parameters(*discriminator);
+  }
 
   // Images scaled to [-1, 1], the range of the generator's tanh.
   auto dataset = torch::data::datasets::MNIST(data_root)
                      .map(torch::data::transforms::Normalize<>(0.5, 0.5))
                      .map(torch::data::transforms::Stack<>());
-  auto data_loader = torch::data::make_data_loader<torch::data::samplers::RandomSampler>(
-      std::move(dataset), torch::data::DataLoaderOptions().batch_size(kBatchSize).workers(2).drop_last(true));
+  const auto loader_options = torch::data::DataLoaderOptions().batch_size(kBatchSize).workers(2).drop_last(true);
 
   torch::optim::Adam generator_optimizer(generator->parameters(),
                                          torch::optim::AdamOptions(2e-4).betas(std::make_tuple(0.5, 0.999)));
@@ -89,7 +97,8 @@ int main(int argc, char** argv) {
   torch::nn::BCELoss criterion;
 
   // A fixed noise batch: how its images change says whether the generator learns anything.
-  torch::Tensor fixed_noise = torch::randn({8, kNoiseSize, 1, 1}, device);
+  torch::Tensor fixed_noise =
+      compare ? port_compare::fixed_values({8, kNoiseSize, 1, 1}, 1, 1.7) : torch::randn({8, kNoiseSize, 1, 1}, device);
   torch::Tensor first_samples;
   {
     torch::NoGradGuard no_grad;
@@ -101,46 +110,63 @@ int main(int argc, char** argv) {
 
   int64_t step = 0;
   double first_d_loss = 0, last_d_loss = 0;
-  while (step < steps) {
-    for (torch::data::Example<>& batch : *data_loader) {
-      if (step == steps) break;
-      // Train discriminator with real images.
-      discriminator->zero_grad();
-      torch::Tensor real_images = batch.data.to(device);
-      torch::Tensor real_labels = torch::empty(batch.data.size(0), device).uniform_(0.8, 1.0);
-      torch::Tensor real_output = discriminator->forward(real_images).reshape(real_labels.sizes());
-      torch::Tensor d_loss_real = criterion(real_output, real_labels);
-      d_loss_real.backward();
+  auto train = [&](auto& data_loader) {
+    while (step < steps) {
+      for (torch::data::Example<>& batch : *data_loader) {
+        if (step == steps) break;
+        // Train discriminator with real images.
+        discriminator->zero_grad();
+        torch::Tensor real_images = batch.data.to(device);
+        torch::Tensor real_labels = compare ? port_compare::fixed_values({batch.data.size(0)}, 2 * step + 2, 0.1) + 0.9
+                                            : torch::empty(batch.data.size(0), device).uniform_(0.8, 1.0);
+        torch::Tensor real_output = discriminator->forward(real_images).reshape(real_labels.sizes());
+        torch::Tensor d_loss_real = criterion(real_output, real_labels);
+        d_loss_real.backward();
 
-      // Train discriminator with fake images.
-      torch::Tensor noise = torch::randn({batch.data.size(0), kNoiseSize, 1, 1}, device);
-      torch::Tensor fake_images = generator->forward(noise);
-      torch::Tensor fake_labels = torch::zeros(batch.data.size(0), device);
-      torch::Tensor fake_output = discriminator->forward(fake_images.detach()).reshape(fake_labels.sizes());
-      torch::Tensor d_loss_fake = criterion(fake_output, fake_labels);
-      d_loss_fake.backward();
+        // Train discriminator with fake images.
+        const int64_t n = batch.data.size(0);
+        torch::Tensor noise = compare ? port_compare::fixed_values({n, kNoiseSize, 1, 1}, 2 * step + 3, 1.7)
+                                      : torch::randn({n, kNoiseSize, 1, 1}, device);
+        torch::Tensor fake_images = generator->forward(noise);
+        torch::Tensor fake_labels = torch::zeros(batch.data.size(0), device);
+        torch::Tensor fake_output = discriminator->forward(fake_images.detach()).reshape(fake_labels.sizes());
+        torch::Tensor d_loss_fake = criterion(fake_output, fake_labels);
+        d_loss_fake.backward();
 
-      torch::Tensor d_loss = d_loss_real + d_loss_fake;
-      discriminator_optimizer.step();
+        torch::Tensor d_loss = d_loss_real + d_loss_fake;
+        discriminator_optimizer.step();
 
-      // Train generator.
-      generator->zero_grad();
-      fake_labels.fill_(1);
-      fake_output = discriminator->forward(fake_images).reshape(fake_labels.sizes());
-      torch::Tensor g_loss = criterion(fake_output, fake_labels);
-      g_loss.backward();
-      generator_optimizer.step();
+        // Train generator.
+        generator->zero_grad();
+        fake_labels.fill_(1);
+        fake_output = discriminator->forward(fake_images).reshape(fake_labels.sizes());
+        torch::Tensor g_loss = criterion(fake_output, fake_labels);
+        g_loss.backward();
+        generator_optimizer.step();
 
-      const double d = d_loss.item<float>(), g = g_loss.item<float>();
-      std::printf("[%2lld/%2lld] D_loss: %.4f | G_loss: %.4f\n", static_cast<long long>(step + 1),
-                  static_cast<long long>(steps), d, g);
-      TORCH_CHECK(std::isfinite(d) && std::isfinite(g), "a loss is not finite at step ", step + 1);
-      if (step == 0) first_d_loss = d;
-      last_d_loss = d;
-      ++step;
+        const double d = d_loss.item<float>(), g = g_loss.item<float>();
+        std::printf("[%2lld/%2lld] D_loss: %.4f | G_loss: %.4f\n", static_cast<long long>(step + 1),
+                    static_cast<long long>(steps), d, g);
+        TORCH_CHECK(std::isfinite(d) && std::isfinite(g), "a loss is not finite at step ", step + 1);
+        port_compare::print_loss(std::to_string(step + 1) + ".D", d);
+        port_compare::print_loss(std::to_string(step + 1) + ".G", g);
+        if (step == 0) first_d_loss = d;
+        last_d_loss = d;
+        ++step;
+      }
     }
+  };
+  if (compare) {  // the same batches in both libraries
+    auto loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(std::move(dataset),
+                                                                                         loader_options);
+    train(loader);
+  } else {
+    auto loader = torch::data::make_data_loader<torch::data::samplers::RandomSampler>(std::move(dataset),
+                                                                                      loader_options);
+    train(loader);
   }
 
+  if (compare) return EXIT_SUCCESS;
   torch::NoGradGuard no_grad;
   generator->eval();
   torch::Tensor samples = generator->forward(fixed_noise);

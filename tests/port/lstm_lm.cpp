@@ -2,7 +2,9 @@
 // one (after pytorch/examples word_language_model): Embedding -> 2-layer LSTM with dropout
 // between the layers -> Linear decoder, trained with Adam and cross_entropy by truncated
 // back-propagation through time, the hidden state carried (detached) from batch to batch.
-// tests/port/port.sh renames it for gradring. Usage: lstm_lm <folder holding tokens.bin> [steps]
+// tests/port/port.sh renames it for gradring. With PORT_COMPARE=1 it runs without library
+// randomness and prints every step's loss (port_compare.h).
+// Usage: lstm_lm <folder holding tokens.bin> [steps]
 #include <torch/torch.h>
 
 #include <cmath>
@@ -15,6 +17,8 @@
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "port_compare.h"
 
 using State = std::tuple<torch::Tensor, torch::Tensor>;
 
@@ -32,7 +36,9 @@ struct LanguageModelImpl : torch::nn::Module {
 
   // tokens [seq, batch] -> logits [seq, batch, vocab] and the final state.
   std::tuple<torch::Tensor, State> forward(const torch::Tensor& tokens, std::optional<State> state = {}) {
-    auto [output, next] = rnn->forward(drop->forward(encoder->forward(tokens)), state);
+    // The state passed as a tuple: LSTM's optional parameter is c10::optional in libtorch 1.x.
+    auto x = drop->forward(encoder->forward(tokens));
+    auto [output, next] = state ? rnn->forward(x, *state) : rnn->forward(x);
     return {decoder->forward(drop->forward(output)), next};
   }
 
@@ -86,7 +92,9 @@ int main(int argc, char** argv) {
   std::printf("data: %lld steps of %lld streams, vocabulary %lld\n", static_cast<long long>(data.size(0)),
               static_cast<long long>(batch), static_cast<long long>(vocab));
 
-  LanguageModel model(vocab, /*embed=*/32, /*hidden=*/64, /*layers=*/2, /*dropout=*/0.1);
+  const double dropout = port_compare::enabled() ? 0.0 : 0.1;
+  LanguageModel model(vocab, /*embed=*/32, /*hidden=*/64, /*layers=*/2, dropout);
+  if (port_compare::enabled()) port_compare::fix_parameters(*model);
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(3e-3));
   std::cout << *model << "\n";
 
@@ -111,11 +119,14 @@ int main(int argc, char** argv) {
     optimizer.step();
     const double value = loss.item<double>();
     TORCH_CHECK(std::isfinite(value), "the loss is not finite at step ", step);
+    port_compare::print_loss(std::to_string(step), value);
     if (step == 1) first = value;
     last = value;
     if (step == 1 || step % 20 == 0) std::printf("step %4lld  loss %.4f\n", static_cast<long long>(step), value);
   }
   const double after = evaluate(model, data, valid_begin, data.size(0), bptt, vocab);
+  port_compare::print_loss("validation", after);
+  if (port_compare::enabled()) return EXIT_SUCCESS;
   std::printf("validation loss after %lld steps: %.4f\n", static_cast<long long>(steps), after);
   TORCH_CHECK(last < 0.6 * first, "training did not lower the loss enough: ", first, " -> ", last);
   TORCH_CHECK(after < 0.6 * before, "the validation loss did not fall enough: ", before, " -> ", after);

@@ -1,10 +1,14 @@
 // Writes the small synthetic data sets the port programs train on (plain C++, no gradring):
-//   make_port_data mnist <dir>   MNIST-format IDX files: 512 training and 128 test images,
-//                                each a bright 6x6 square whose place says the class, on noise
+//   make_port_data mnist <dir> [train test]
+//                                MNIST-format IDX files (plain, as Fashion-MNIST's): 512 training
+//                                and 128 test images unless given, each a bright 6x6 square whose
+//                                place says the class, on noise (also the data of the train_mnist
+//                                end-to-end tests, tests/distributed/test_train_mnist_*.sh)
 //   make_port_data tokens <dir>  tokens.bin: 20000 little-endian uint16 tokens of a noisy
 //                                repeating sequence over a vocabulary of 64
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -62,14 +66,21 @@ void tokens(const std::string& dir, uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s mnist|tokens <dir>\n", argv[0]);
+  const std::string kind = argc > 1 ? argv[1] : "";
+  if (!(argc == 3 || (argc == 5 && kind == "mnist"))) {
+    std::fprintf(stderr, "usage: %s mnist <dir> [train test] | tokens <dir>\n", argv[0]);
     return 2;
   }
-  const std::string kind = argv[1], dir = argv[2];
+  const std::string dir = argv[2];
   if (kind == "mnist") {
-    mnist_split(dir, "train", 512, 1);
-    mnist_split(dir, "t10k", 128, 2);
+    const unsigned long train = argc == 5 ? std::strtoul(argv[3], nullptr, 10) : 512;
+    const unsigned long test = argc == 5 ? std::strtoul(argv[4], nullptr, 10) : 128;
+    if (train == 0 || test == 0 || train > 100000 || test > 100000) {
+      std::fprintf(stderr, "make_port_data: image counts must be 1..100000\n");
+      return 2;
+    }
+    mnist_split(dir, "train", static_cast<uint32_t>(train), 1);
+    mnist_split(dir, "t10k", static_cast<uint32_t>(test), 2);
   } else if (kind == "tokens") {
     tokens(dir, 3);
   } else {

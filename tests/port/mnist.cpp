@@ -1,13 +1,16 @@
 // An MNIST trainer written against libtorch's C++ API only, as libtorch's users write one
 // (after pytorch/examples cpp/mnist): torch::data's MNIST dataset, Normalize and Stack
 // transforms, make_data_loader, a small convolutional net and SGD. tests/port/port.sh
-// renames it for gradring. Usage: mnist <folder of MNIST IDX files> [epochs]
+// renames it for gradring. With PORT_COMPARE=1 it runs without library randomness and
+// prints every step's loss (port_compare.h). Usage: mnist <folder of MNIST IDX files> [epochs]
 #include <torch/torch.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+
+#include "port_compare.h"
 
 struct Net : torch::nn::Module {
   Net()
@@ -26,7 +29,7 @@ struct Net : torch::nn::Module {
     x = torch::relu(torch::max_pool2d(conv2->forward(x), 2));
     x = x.view({-1, 320});
     x = torch::relu(fc1->forward(x));
-    x = torch::dropout(x, /*p=*/0.5, /*train=*/is_training());
+    x = torch::dropout(x, /*p=*/port_compare::enabled() ? 0.0 : 0.5, /*train=*/is_training());
     x = fc2->forward(x);
     return torch::log_softmax(x, /*dim=*/1);
   }
@@ -45,6 +48,9 @@ double train(size_t epoch, Net& model, torch::Device device, DataLoader& data_lo
   double loss_sum = 0;
   size_t batches = 0, seen = 0;
   for (auto& batch : data_loader) {
+    // Comparing: the first batches only (the loader must still run to its end, as libtorch's
+    // refuses a new iterator before).
+    if (port_compare::enabled() && batches == port_compare::kBatchesPerEpoch) continue;
     auto data = batch.data.to(device), targets = batch.target.to(device);
     optimizer.zero_grad();
     auto output = model.forward(data);
@@ -53,6 +59,7 @@ double train(size_t epoch, Net& model, torch::Device device, DataLoader& data_lo
     loss.backward();
     optimizer.step();
     loss_sum += loss.template item<float>();
+    port_compare::print_loss(std::to_string(epoch) + "." + std::to_string(batches), loss.template item<float>());
     ++batches;
     seen += batch.data.size(0);
   }
@@ -75,6 +82,7 @@ double test(Net& model, torch::Device device, DataLoader& data_loader, size_t da
     correct += pred.eq(targets).sum().template item<int64_t>();
   }
   test_loss /= dataset_size;
+  port_compare::print_loss("test", test_loss);
   const double accuracy = static_cast<double>(correct) / dataset_size;
   std::printf("Test set: Average loss: %.4f | Accuracy: %.3f\n", test_loss, accuracy);
   return accuracy;
@@ -89,13 +97,13 @@ int main(int argc, char** argv) {
 
   Net model;
   model.to(device);
+  if (port_compare::enabled()) port_compare::fix_parameters(model);
 
   auto train_dataset = torch::data::datasets::MNIST(data_root)
                            .map(torch::data::transforms::Normalize<>(0.1307, 0.3081))
                            .map(torch::data::transforms::Stack<>());
   const size_t train_dataset_size = train_dataset.size().value();
-  auto train_loader = torch::data::make_data_loader<torch::data::samplers::RandomSampler>(
-      std::move(train_dataset), torch::data::DataLoaderOptions().batch_size(64).workers(2));
+  const auto train_options = torch::data::DataLoaderOptions().batch_size(64).workers(2);
 
   auto test_dataset = torch::data::datasets::MNIST(data_root, torch::data::datasets::MNIST::Mode::kTest)
                           .map(torch::data::transforms::Normalize<>(0.1307, 0.3081))
@@ -106,11 +114,23 @@ int main(int argc, char** argv) {
   torch::optim::SGD optimizer(model.parameters(), torch::optim::SGDOptions(0.05).momentum(0.5));
 
   double first_loss = 0, last_loss = 0;
-  for (size_t epoch = 1; epoch <= epochs; ++epoch) {
-    last_loss = train(epoch, model, device, *train_loader, optimizer, train_dataset_size);
-    if (epoch == 1) first_loss = last_loss;
+  auto train_epochs = [&](auto& train_loader) {
+    for (size_t epoch = 1; epoch <= epochs; ++epoch) {
+      last_loss = train(epoch, model, device, *train_loader, optimizer, train_dataset_size);
+      if (epoch == 1) first_loss = last_loss;
+    }
+  };
+  if (port_compare::enabled()) {  // the same batches in both libraries
+    auto loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(std::move(train_dataset),
+                                                                                         train_options);
+    train_epochs(loader);
+  } else {
+    auto loader = torch::data::make_data_loader<torch::data::samplers::RandomSampler>(std::move(train_dataset),
+                                                                                      train_options);
+    train_epochs(loader);
   }
   const double accuracy = test(model, device, *test_loader, test_dataset_size);
+  if (port_compare::enabled()) return EXIT_SUCCESS;
   TORCH_CHECK(last_loss < first_loss, "training did not lower the loss: ", first_loss, " -> ", last_loss);
   TORCH_CHECK(accuracy > 0.5, "test accuracy ", accuracy, " after ", epochs, " epochs");
   return EXIT_SUCCESS;

@@ -1,7 +1,8 @@
 // A sequence classifier written against libtorch's C++ API only, as its users write one:
 // token + learned positional embeddings, a TransformerEncoder, mean pooling over positions and
 // a Linear head, trained with cross_entropy, AdamW and a StepLR schedule, evaluated under
-// NoGradGuard. tests/port/port.sh renames it for gradring.
+// NoGradGuard. tests/port/port.sh renames it for gradring. With PORT_COMPARE=1 it runs without
+// library randomness and prints every step's loss (port_compare.h).
 // Data: tokens.bin (little-endian uint16) from make_port_data; each example is a window of
 // kLength tokens and its label the quarter of the vocabulary its first token lies in (the
 // stream mostly repeats, so the window's tokens tell its start). The program fails unless the
@@ -19,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "port_compare.h"
+
 namespace {
 
 constexpr int64_t kVocab = 64, kLength = 16, kModel = 32, kClasses = 4;
@@ -29,7 +32,7 @@ struct ClassifierImpl : torch::nn::Module {
     pos = register_module("pos", torch::nn::Embedding(kLength, kModel));
     encoder = register_module(
         "encoder", torch::nn::TransformerEncoder(torch::nn::TransformerEncoderOptions(
-                       torch::nn::TransformerEncoderLayerOptions(kModel, 4).dim_feedforward(64).dropout(0.1), 2)));
+                       torch::nn::TransformerEncoderLayerOptions(kModel, 4).dim_feedforward(64).dropout(port_compare::enabled() ? 0.0 : 0.1), 2)));
     head = register_module("head", torch::nn::Linear(kModel, kClasses));
   }
 
@@ -94,8 +97,10 @@ int main(int argc, char** argv) {
   auto [test_x, test_y] = windows(tokens, 13 * 1024 + 7, 11, 256);
 
   Classifier model;
+  if (port_compare::enabled()) port_compare::fix_parameters(*model);
   torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(3e-3).weight_decay(0.01));
   torch::optim::StepLR scheduler(optimizer, /*step_size=*/steps / 2, /*gamma=*/0.5);
+  if (port_compare::enabled() && port_compare::step_lr_decays_late()) scheduler.step();
 
   const auto [loss0, accuracy0] = evaluate(model, test_x, test_y);
   std::printf("before: held-out loss %.4f accuracy %.3f\n", loss0, accuracy0);
@@ -113,9 +118,12 @@ int main(int argc, char** argv) {
     scheduler.step();
     if (step < window) first += loss.item<double>() / window;
     if (step >= steps - window) last += loss.item<double>() / window;
+    port_compare::print_loss(std::to_string(step), loss.item<double>());
     if (step % 10 == 0) std::printf("step %3d loss %.4f\n", step, loss.item<double>());
   }
   const auto [loss1, accuracy1] = evaluate(model, test_x, test_y);
+  port_compare::print_loss("heldout", loss1);
+  if (port_compare::enabled()) return 0;
   std::printf("after %d steps: held-out loss %.4f accuracy %.3f; training loss %.4f -> %.4f\n", steps, loss1,
               accuracy1, first, last);
   TORCH_CHECK(last < 0.7 * first, "the training loss did not fall: ", first, " -> ", last);

@@ -1,6 +1,6 @@
-// Image transforms over contiguous CPU batches [N, C, H, W]. Crop and flip move bytes, so
+// Image kernels over contiguous CPU batches [N, C, H, W]. Crop and flip move bytes, so
 // they work for every dtype; Normalize computes (x - mean) / std as torchvision does.
-#include "data/transforms.h"
+#include "data/transforms/image.h"
 
 #include <algorithm>
 #include <array>
@@ -53,24 +53,26 @@ Tensor to_unit_float(const Tensor& images) {
   return out;
 }
 
-Tensor Transform::operator()(const Tensor& x, Generator* gen) const {
+namespace transforms::detail {
+
+Tensor ImageKernel::operator()(const Tensor& x, Generator& gen) const {
   GR_CHECK(x.defined() && (x.dim() == 3 || x.dim() == 4),
            "Transform: expected an image [C, H, W] or a batch [N, C, H, W], got ",
            x.defined() ? x.toString() : "undefined");
   GR_CHECK(x.is_cpu(), "Transform: expected a CPU tensor, got one on ", x.device().str());
   const bool single = x.dim() == 3;
-  Tensor out = apply(native::contiguous(single ? native::unsqueeze(x, 0) : x), gen ? *gen : default_generator());
+  Tensor out = apply(native::contiguous(single ? native::unsqueeze(x, 0) : x), gen);
   return single ? native::squeeze(out, 0) : out;
 }
 
-Normalize::Normalize(std::vector<double> mean, std::vector<double> stddev)
+NormalizeImages::NormalizeImages(std::vector<double> mean, std::vector<double> stddev)
     : mean_(std::move(mean)), stddev_(std::move(stddev)) {
   GR_CHECK(!mean_.empty() && mean_.size() == stddev_.size(), "Normalize: mean has ", mean_.size(),
            " values and std has ", stddev_.size(), "; expected the same non-zero number");
   for (double s : stddev_) GR_CHECK(s != 0, "Normalize: std must be non-zero");
 }
 
-Tensor Normalize::apply(const Tensor& x, Generator&) const {
+Tensor NormalizeImages::apply(const Tensor& x, Generator&) const {
   const int64_t n = x.size(0), channels = x.size(1), plane = x.size(2) * x.size(3);
   const int64_t given = static_cast<int64_t>(mean_.size());
   GR_CHECK(given == 1 || given == channels, "Normalize: ", given, " mean/std values for an input with ", channels,
@@ -90,13 +92,13 @@ Tensor Normalize::apply(const Tensor& x, Generator&) const {
   return out;
 }
 
-RandomCrop::RandomCrop(int64_t height, int64_t width, int64_t padding)
+CropImages::CropImages(int64_t height, int64_t width, int64_t padding)
     : height_(height), width_(width), padding_(padding) {
   GR_CHECK(height > 0 && width > 0 && padding >= 0, "RandomCrop: expected a positive size and padding >= 0, got ",
            height, "x", width, " padding ", padding);
 }
 
-Tensor RandomCrop::apply(const Tensor& x, Generator& gen) const {
+Tensor CropImages::apply(const Tensor& x, Generator& gen) const {
   const int64_t n = x.size(0), channels = x.size(1), h = x.size(2), w = x.size(3), p = padding_;
   GR_CHECK(height_ <= h + 2 * p && width_ <= w + 2 * p, "RandomCrop: crop ", height_, "x", width_,
            " is larger than the padded image ", h + 2 * p, "x", w + 2 * p, " of input ", x.sizes());
@@ -129,11 +131,11 @@ Tensor RandomCrop::apply(const Tensor& x, Generator& gen) const {
   return out;
 }
 
-RandomHorizontalFlip::RandomHorizontalFlip(double p) : p_(p) {
+FlipImages::FlipImages(double p) : p_(p) {
   GR_CHECK(p >= 0 && p <= 1, "RandomHorizontalFlip: p must be in [0, 1], got ", p);
 }
 
-Tensor RandomHorizontalFlip::apply(const Tensor& x, Generator& gen) const {
+Tensor FlipImages::apply(const Tensor& x, Generator& gen) const {
   const int64_t n = x.size(0), rows = x.size(1) * x.size(2), w = x.size(3);
   const size_t es = x.element_size(), image_bytes = rows * w * es;
   Tensor out = empty(x.sizes(), x.scalar_type());
@@ -153,14 +155,6 @@ Tensor RandomHorizontalFlip::apply(const Tensor& x, Generator& gen) const {
   return out;
 }
 
-Compose::Compose(std::vector<std::shared_ptr<const Transform>> transforms) : transforms_(std::move(transforms)) {
-  for (const auto& t : transforms_) GR_CHECK(t != nullptr, "Compose: null transform");
-}
-
-Tensor Compose::apply(const Tensor& x, Generator& gen) const {
-  Tensor y = x;
-  for (const auto& t : transforms_) y = t->apply(y, gen);
-  return y;
-}
+}  // namespace transforms::detail
 
 }  // namespace gr::data

@@ -24,6 +24,7 @@
 #include "core/factory.h"
 #include "core/factory_like.h"
 #include "core/generator.h"
+#include "core/live_objects.h"
 #include "core/ivalue.h"
 #include "core/parallel.h"
 #include "core/profiler.h"

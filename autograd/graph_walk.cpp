@@ -25,7 +25,8 @@ TensorList reachable_leaves(const TensorList& outputs) {
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
-    if (auto* acc = dynamic_cast<AccumulateGrad*>(node)) add(acc->variable());
+    if (auto* acc = dynamic_cast<AccumulateGrad*>(node))
+      if (Tensor leaf = acc->variable(); leaf.defined()) add(leaf);
     for (const Edge& e : node->next_edges())
       if (e.node && seen.insert(e.node.get()).second) stack.push_back(e.node.get());
   }

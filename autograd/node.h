@@ -81,6 +81,7 @@ class Node : public std::enable_shared_from_this<Node> {
   };
   std::vector<PreHook> pre_hooks_;
   std::string forward_trace_;
+  gr::detail::LiveCounter<gr::detail::kLiveAutogradNode> live_;  // Note [Live objects]
 };
 
 // The node whose apply() runs on this thread (null outside backward). A saved output

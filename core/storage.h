@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/allocator.h"
+#include "core/live_objects.h"
 
 namespace gr {
 
@@ -19,6 +20,7 @@ struct StorageImpl {
   std::atomic<uint32_t> version{0};
   // Non-empty while the memory is released (Storage::release): what a read throws.
   std::string released;
+  detail::LiveCounter<detail::kLiveStorage> live_;  // Note [Live objects]
 
   StorageImpl(DataPtr d, size_t n, Device dev) : data(std::move(d)), nbytes(n), device(dev) {}
   ~StorageImpl() {

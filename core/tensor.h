@@ -21,6 +21,7 @@
 #include "core/int_array_ref.h"
 #include "core/op_list.h"
 #include "core/reduction.h"
+#include "core/live_objects.h"
 #include "core/scalar.h"
 #include "core/storage.h"
 #include "core/tensor_accessor.h"
@@ -194,6 +195,7 @@ struct TensorImpl {
   ScalarType dtype = kFloat32;
   bool is_inference = detail::inference_mode_enabled();  // see Note [Inference tensors]
   std::unique_ptr<AutogradMeta> autograd;
+  detail::LiveCounter<detail::kLiveTensorImpl> live_;  // Note [Live objects]
 
   int64_t numel() const {
     int64_t n = 1;

@@ -54,7 +54,8 @@ void gather_kernel(const StridedLoop& L, IndexAxis axis) {
       T* o = reinterpret_cast<T*>(out);
       const I* ix = reinterpret_cast<const I*>(idx);
       if (s[1] == 0 && !axis.wrap && all_valid(ix, n, axis)) {  // one source row, indices checked
-        if (axis.stride == 1) prefetch_row(src + axis.size * kT, axis.size * kT, n);  // See Note [Prefetching rows]
+        if (axis.stride == 1 && worth_prefetching_row(axis.size, kT, n))  // See Note [Prefetching rows]
+          prefetch_row(src + axis.size * kT, axis.size * kT);
         gather_row(o, reinterpret_cast<const T*>(src), ix, n, axis.stride);
         return;
       }
@@ -142,7 +143,8 @@ void scatter_kernel(const ScatterLoop& S, IndexAxis axis, const Op& op) {
       for (int64_t i = 0; i < m; ++i) {
         const I* ix = reinterpret_cast<const I*>(p[2] + i * s[2]);
         if (d2 == kI && d1 == kT && all_valid(ix, n, axis)) {  // indices checked in one pass: no branch below
-          if (!S.copy_self && axis.stride == 1 && i + 1 < m) prefetch_row(p[0] + (i + 1) * s[0], axis.size * kT, n);
+          if (!S.copy_self && axis.stride == 1 && i + 1 < m && worth_prefetching_row(axis.size, kT, n))
+            prefetch_row(p[0] + (i + 1) * s[0], axis.size * kT);
           T* dst = reinterpret_cast<T*>(p[0] + i * s[0]);
           const T* sv = reinterpret_cast<const T*>(p[1] + i * s[1]);
           for (int64_t j = 0; j < n; ++j) {

@@ -52,8 +52,14 @@ inline void copy_row(char* dst, const char* src, size_t n) {
 // The caller knows where the next row is (scatter) or assumes rows lie one after another
 // (gather, which sees one row at a time). Prefetching the next tile of scatter's out-of-place
 // copy (Note [Scatter out of place]) made it slower.
-inline void prefetch_row(const char* row, int64_t bytes, int64_t reads) {
-  if (bytes > (int64_t{64} << 10) || reads * 4 * 64 < bytes) return;
+// The row's size is checked before its byte count (or the next row's address) is formed: an
+// axis may be as long as int64 allows (an empty tensor's), and INT64_MAX * sizeof(T) overflows.
+inline bool worth_prefetching_row(int64_t elements, int64_t element_size, int64_t reads) {
+  constexpr int64_t kMaxBytes = int64_t{64} << 10;
+  if (elements > kMaxBytes / element_size) return false;
+  return reads >= (elements * element_size + 255) / 256;  // reads >= lines / 4, lines of 64 bytes
+}
+inline void prefetch_row(const char* row, int64_t bytes) {
   for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(row + b);
 }
 

@@ -244,7 +244,7 @@ def main():
     parser.add_argument("--report", action="store_true", help="print every spelling and where it stands")
     args = parser.parse_args()
     if not os.path.exists(os.path.join(args.include, "ATen", "core", "TensorBody.h")):
-        print("spelling_audit: skipped: libtorch-dev not installed (no ATen/core/TensorBody.h under "
+        print("spelling_audit: SKIPPED: libtorch-dev not installed (no ATen/core/TensorBody.h under "
               f"{args.include})")
         return SKIP
     required, provided, listed, missing = audit(args.include)

@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "common/gpt.h"
-#include "common/job.h"
+#include "gpt.h"
+#include "job.h"
 #include "distributed/ddp/zero_redundancy_optimizer.h"
 #include "distributed/fsdp/fully_shard.h"
 

@@ -157,7 +157,9 @@ TEST_CASE("saved-tensor hooks: empty hooks and an undefined unpacked tensor are 
   Tensor x = test::make({1.0}, {1}).requires_grad_(true);
   Tensor y;
   {
-    SavedTensorsHooks h([](const Tensor& t) { return std::any(t); }, [](const std::any&) { return Tensor(); });
+    // The pack hook keeps a detached copy: exp saves its output, and keeping the output itself
+    // (with its grad_fn) inside its own node would be a reference cycle (docs/reliability.md).
+    SavedTensorsHooks h([](const Tensor& t) { return std::any(t.detach()); }, [](const std::any&) { return Tensor(); });
     y = x.exp();
   }
   CHECK(test::error_of([&] { y.backward(); }).find("the unpack hook returned an undefined tensor") != std::string::npos);

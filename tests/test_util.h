@@ -112,6 +112,15 @@ std::string error_of(F&& f) {
   return "";
 }
 
+// Fails (a gr::Error, so it also works inside a spawned rank) unless f throws a gr::Error whose
+// message contains `part`; `what` names the check.
+template <class F>
+void require_error(F&& f, const std::string& part, const std::string& what) {
+  const std::string got = error_of(std::forward<F>(f));
+  if (!got.empty() && got.find(part) != std::string::npos) return;
+  GR_ERROR(what, ": expected an error containing \"", part, "\", got: ", got.empty() ? "no error" : got);
+}
+
 inline TensorOptions f64_grad() { return TensorOptions(kFloat64).requires_grad(true); }
 
 }  // namespace gr::test

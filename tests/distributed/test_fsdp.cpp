@@ -21,23 +21,6 @@ using namespace gr::distributed;
 using namespace gr::test;
 using namespace std::chrono_literals;
 
-namespace {
-
-// Contains `part`, or fails naming what was thrown instead.
-template <class F>
-void require_error(F&& f, const std::string& part, const std::string& what) {
-  std::string got = "no error";
-  try {
-    f();
-  } catch (const gr::Error& e) {
-    got = e.what();
-    if (got.find(part) != std::string::npos) return;
-  }
-  GR_ERROR(what, ": expected an error containing \"", part, "\", got: ", got);
-}
-
-}  // namespace
-
 TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm; SGD, Adam, AdamW, Adagrad, RMSprop; uneven shards)") {
   for (const char* backend : {"gloo", "shm"})
     for (int world : {1, 2, 4}) {

@@ -19,18 +19,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-template <class F>
-void require_error(F&& f, const std::string& part, const std::string& what) {
-  std::string got = "no error";
-  try {
-    f();
-  } catch (const gr::Error& e) {
-    got = e.what();
-    if (got.find(part) != std::string::npos) return;
-  }
-  GR_ERROR(what, ": expected an error containing \"", part, "\", got: ", got);
-}
-
 // Steps [from, to) of fully_shard training of `model` on rank's slices of the global batches
 // (8 samples each), AdamW with weight decay.
 void train(Uneven& model, fsdp::FSDPModule& root, optim::Optimizer& opt, const Data& data, int from, int to, int rank,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <string>
 
+#include "checkpoint_nets.h"
 #include "ddp_test_util.h"
 #include "distributed/backends/init.h"
 #include "distributed/ddp/ddp.h"
@@ -17,47 +18,11 @@ using namespace gr::distributed;
 using gr::nn::parallel::DistributedDataParallel;
 using gr::nn::parallel::DistributedDataParallelOptions;
 using namespace std::chrono_literals;
+using test::CkptNet;
 using test::Data;
 using test::make_data;
 
 namespace {
-
-// LayerNorm, a GELU MLP with dropout, a residual.
-struct MlpBlockImpl : nn::Module {
-  MlpBlockImpl(int64_t c, double p) : nn::Module("MlpBlock") {
-    ln = register_module("ln", nn::LayerNorm(nn::LayerNormOptions({c})));
-    fc1 = register_module("fc1", nn::Linear(c, 2 * c));
-    fc2 = register_module("fc2", nn::Linear(2 * c, c));
-    drop = register_module("drop", nn::Dropout(p));
-  }
-  Tensor forward(const Tensor& x) { return x + drop(fc2(gelu(fc1(ln(x))))); }
-  nn::LayerNorm ln{nullptr};
-  nn::Linear fc1{nullptr}, fc2{nullptr};
-  nn::Dropout drop{nullptr};
-};
-GR_MODULE(MlpBlock);
-
-// x [N, 6] -> 3 blocks of width 12 -> head [N, 3], plus a second head `extra` only some
-// iterations use (find_unused_parameters).
-struct CkptNetImpl : nn::Module {
-  CkptNetImpl(bool checkpointed, double p) : nn::Module("CkptNet"), checkpointed(checkpointed) {
-    in = register_module("in", nn::Linear(6, 12));
-    for (int i = 0; i < 3; ++i) blocks.push_back(register_module("block" + std::to_string(i), MlpBlock(12, p)));
-    head = register_module("head", nn::Linear(12, 3));
-    extra = register_module("extra", nn::Linear(12, 3));
-  }
-  Tensor forward(const Tensor& x, bool use_extra = false) {
-    Tensor h = in(x);
-    for (size_t i = 0; i < blocks.size(); ++i)
-      h = checkpointed ? utils::checkpoint(utils::CheckpointOptions().name("block" + std::to_string(i)), blocks[i], h)
-                       : blocks[i](h);
-    return use_extra ? head(h) + extra(h) : head(h);
-  }
-  bool checkpointed;
-  nn::Linear in{nullptr}, head{nullptr}, extra{nullptr};
-  std::vector<MlpBlock> blocks;
-};
-GR_MODULE(CkptNet);
 
 enum class Variant { overlap, find_unused, static_graph, no_sync };
 const char* variant_name(Variant v) {

@@ -430,7 +430,7 @@ nlohmann::json bench_model(const std::string& name, const std::function<std::sha
   nlohmann::json activations;
   if (print)
     std::printf("# activation memory per step on rank 0, MiB (the allocator's, largest of the timed steps; %s): kept "
-                "by forward, peak = the step's peak above its start less the gradients backward allocated\n",
+                "by forward; peak above the step's start, gradients held then included (Note [Activation peak])\n",
                 o.checkpoint_activations ? "blocks checkpointed" : "no checkpointing");
   for (const auto& run : runs) activations[run->mode] = apps::activation_row(run->mode, run->activations, print);
   nlohmann::json j = {{"model", name}, {"parameters", numel}, {"parameter_tensors", tensors},

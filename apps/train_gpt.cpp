@@ -472,17 +472,18 @@ int report(Training& t) {
                         {"deterministic", are_deterministic_algorithms_enabled()},
                         {"checkpoint_activations", o.checkpoint_activations},
                         {"activation_kept_bytes", t.memory.kept}, {"activation_peak_bytes", t.memory.peak},
-                        {"step_peak_bytes", t.memory.step_peak}};
+                        {"step_gradient_bytes", t.memory.gradients}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tokens/s (MFU %.1f%%), peak RSS %.0f MB\n",
                 static_cast<long long>(o.steps), t.train_loss, t.val_loss, tps, 100.0 * mfu, peak_rss_mb());
     const apps::ActivationMemory& m = t.memory;
     const double mib = 1024.0 * 1024.0;
-    std::printf("activation memory (rank 0, largest micro-step)%s: %.1f MiB kept by forward, peak %.1f MiB "
-                "(the step's %.1f MiB less %.1f MiB of gradients)\n",
-                o.checkpoint_activations ? ", blocks checkpointed" : "", m.kept / mib, m.peak / mib, m.step_peak / mib,
-                m.gradients / mib);    if (!o.save.empty()) std::printf("saved the weights to %s\n", o.save.c_str());
+    // Note [Activation peak] in apps/common/activation_memory.h.
+    std::printf("activation memory (rank 0, largest micro-step)%s: %.1f MiB kept by forward, peak %.1f MiB above the "
+                "step's start (gradients held by then included; the step left %.1f MiB of gradients)\n",
+                o.checkpoint_activations ? ", blocks checkpointed" : "", m.kept / mib, m.peak / mib, m.gradients / mib);
+    if (!o.save.empty()) std::printf("saved the weights to %s\n", o.save.c_str());
     if (!text.empty()) std::printf("sample:\n%s%s\n", o.prompt.c_str(), text.c_str());
   }
   return 0;
@@ -522,7 +523,9 @@ int main(int argc, char** argv) {
   app.add_option("--dropout", o.dropout, "dropout probability")->capture_default_str()->check(CLI::Range(0.0, 0.99));
   app.add_flag("--checkpoint-activations", o.checkpoint_activations,
                "checkpoint every transformer block (gr::utils::checkpoint): the forward keeps the blocks' inputs only "
-               "and backward reruns one block at a time; the same gradients, less activation memory, one more forward");
+               "and backward reruns one block at a time; the same gradients, less activation memory, one more forward "
+               "(the activation memory printed at the end: kept by forward, and the step's peak above its start, "
+               "which includes the gradient memory held at that moment)");
   app.add_option("--clip", o.clip, "global gradient-norm clipping (0: off)")->capture_default_str()->check(apps::non_negative());
   app.add_option("--threads", o.threads, "CPU threads per process (default: OMP_NUM_THREADS, else the cores shared among this node's ranks)")
       ->check(apps::non_negative());

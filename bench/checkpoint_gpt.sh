@@ -3,7 +3,8 @@
 # gr::utils::checkpoint), 1 process x 1 thread and 2 ranks x 1 thread (DDP, Gloo), alternating
 # run by run for --repeat rounds: tokens/s (medians over the rounds), the step-time ratio, and
 # the activation memory of the largest micro-step (kept by forward, peak; train_gpt's --json
-# figures from the allocator). The bound: checkpointing adds one forward of the blocks, so the
+# figures from the allocator; the peak is the step's above its start, gradient memory held at
+# that moment included: Note [Activation peak] in apps/common/activation_memory.h). The bound: checkpointing adds one forward of the blocks, so the
 # step may cost at most (F + B + F) / (F + B), F and B the forward and backward times of a
 # step without it, read from one profiled run per rank count (train_gpt --profile's "forward"
 # and "backward" spans, rank 0). Timing needs a quiet machine (docs/benchmarks.md). Usage:

@@ -1,7 +1,8 @@
 // train_gpt's GPT with checkpoint_activations (every block a gr::utils::checkpoint): the same
 // gradients as without, bitwise, in float32 and float64 with dropout; and, for the small
 // preset, the activation memory of a step (apps/common/activation_memory.h) against what the
-// block count predicts.
+// block count predicts; the meter's peak is never below what the forward kept (Note
+// [Activation peak]), gradients made in backward or not.
 #include <cstdio>
 
 #include "common/activation_memory.h"
@@ -23,10 +24,11 @@ OrderedDict<Tensor> gradients(apps::GPT& model, const Tensor& idx, const Tensor&
   return g;
 }
 
-// The activation memory of one training step (forward, loss, backward) with the gradients
-// already allocated (zero_grad keeps them), so that the peak is the activations' alone.
-apps::ActivationMemory measure(apps::GPT& model, const Tensor& idx, const Tensor& targets) {
-  model->zero_grad(/*set_to_none=*/false);
+// The activation memory of one training step (forward, loss, backward), by default with the
+// gradients already allocated (zero_grad keeps them), so that the peak is the activations'
+// alone; set_to_none: backward allocates them.
+apps::ActivationMemory measure(apps::GPT& model, const Tensor& idx, const Tensor& targets, bool set_to_none = false) {
+  model->zero_grad(set_to_none);
   apps::ActivationMeter meter(kCPU);
   meter.before_forward();
   Tensor loss = model->loss(model(idx), targets);
@@ -92,4 +94,50 @@ TEST_CASE("GPT small: checkpointing every block cuts a step's activation memory 
   CHECK(with.kept < without.kept);
   CHECK(measured >= predicted * 0.98);  // within the allocator's rounding
   CHECK(measured > 2.0);
+}
+
+TEST_CASE("ActivationMeter: the peak is never below what the forward kept, when backward frees the activations before making the gradients") {
+  // The case the old peak (the step's less every gradient) got wrong: forward keeps 1 MiB,
+  // backward frees it and then allocates 2 MiB of "gradients"; the step peaked at 2 MiB.
+  const int64_t mib = 1 << 20;
+  apps::ActivationMeter meter(kCPU);
+  meter.before_forward();
+  Tensor activations = empty({mib / 4}, kFloat32);
+  meter.after_forward();
+  activations = Tensor();
+  Tensor gradients = empty({2 * mib / 4}, kFloat32);
+  const apps::ActivationMemory m = meter.after_backward();
+  CHECK(m.kept >= mib);
+  CHECK(m.gradients >= 2 * mib);
+  CHECK(m.peak >= m.kept);
+  CHECK(m.peak >= m.gradients);
+  CHECK(m.peak - m.gradients < m.kept);  // the old definition's figure: below kept here
+}
+
+TEST_CASE("GPT: the activation peak is at least what the forward kept, with gradients made in backward (set_to_none) or kept, checkpointed or not") {
+  apps::GPTConfig c;
+  c.layers = 3, c.heads = 2, c.embd = 32, c.block = 16, c.dropout = 0.1;
+  Generator g(3);
+  Tensor idx = randint(0, c.vocab, {4, c.block}, kInt64, &g), targets = randint(0, c.vocab, {4, c.block}, kInt64, &g);
+  for (bool checkpointed : {false, true})
+    for (bool set_to_none : {true, false}) {
+      CAPTURE(checkpointed);
+      CAPTURE(set_to_none);
+      c.checkpoint_activations = checkpointed;
+      manual_seed(1);
+      apps::GPT model(c);
+      int64_t param_bytes = 0;
+      for (const Tensor& p : model->parameters()) param_bytes += static_cast<int64_t>(p.nbytes());
+      apps::ActivationMemory worst;
+      for (int step = 0; step < 2; ++step) {  // the second: the allocator's caches warm
+        const apps::ActivationMemory m = measure(model, idx, targets, set_to_none);
+        CHECK(m.kept > 0);
+        CHECK(m.peak >= m.kept);
+        CHECK(m.peak >= m.gradients);
+        worst.max_with(m);
+      }
+      CHECK(worst.peak >= worst.kept);
+      // Gradients made in every step with set_to_none, in the first step only without.
+      if (set_to_none) CHECK(worst.gradients >= param_bytes);
+    }
 }

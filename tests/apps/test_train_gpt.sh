@@ -10,7 +10,7 @@
 #     one process (1e-12); killed on rank 1 and restarted by gradring-run it resumes from its
 #     checkpoint folder bitwise; a checkpoint of 4 ranks resumes on 2 (1e-12 of the 4-rank run);
 #   - --checkpoint-activations (dropout 0.1) ends bitwise where the run without ends, on 1 and 2
-#     ranks, and its forward keeps less;
+#     ranks, and its forward keeps less; the activation peak is never below what the forward kept;
 #   - --json carries the figures; --deterministic is plumbed and changes no CPU bit; --generate
 #     samples from the saved weights; bad input fails clearly;
 #   - --dtype bf16 (CPU autocast) trains: the loss falls over 30 steps.
@@ -78,11 +78,17 @@ close "$tmp/one.st" "$tmp/two_zero.st" "2 ranks with --zero 1 (ZeRO-1) vs one pr
 
 # --checkpoint-activations with dropout: the weights of one process and of 2 ranks equal those
 # without checkpointing, bitwise; the forward keeps less (--json's activation figures).
-kept() { tail -1 "$tmp/out.log" | "$py" -c 'import json, sys; print(json.loads(sys.stdin.read())["activation_kept_bytes"])'; }
+# The peak is never below what the forward kept (Note [Activation peak]).
+kept() {
+  tail -1 "$tmp/out.log" | "$py" -c 'import json, sys
+j = json.loads(sys.stdin.read())
+assert j["activation_peak_bytes"] >= j["activation_kept_bytes"] > 0, j
+print(j["activation_kept_bytes"])'
+}
 one --batch-size 8 --dropout 0.1 --save "$tmp/drop.st" --json
-kept_plain=$(kept)
+kept_plain=$(kept) || fail "the activation figures: peak below kept"
 one --batch-size 8 --dropout 0.1 --checkpoint-activations --save "$tmp/drop_ckpt.st" --json
-kept_ckpt=$(kept)
+kept_ckpt=$(kept) || fail "the activation figures with --checkpoint-activations: peak below kept"
 d=$("$py" "$(dirname "$0")/safetensors_maxdiff.py" --max 0 "$tmp/drop.st" "$tmp/drop_ckpt.st") ||
   fail "--checkpoint-activations: the weights differ from those without (max difference $d)"
 [ "$kept_ckpt" -gt 0 ] && [ "$kept_ckpt" -lt "$kept_plain" ] ||

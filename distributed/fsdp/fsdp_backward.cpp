@@ -13,6 +13,33 @@
 
 namespace gr::distributed::fsdp {
 
+// Note [FSDP memory bound]
+// Beside the shards, their gradients and the optimizer state (the ZeRO paper's (4 + 4 + K)/N
+// bytes per parameter), a step holds a few units' worth of full-size tensors. Left alone they
+// pile up: a unit's reduce-scatter overlapping the next unit's whole backward keeps its [N, S]
+// input alive beside that unit's parameters, its growing gradients and the prefetched gather
+// of the unit after it (four units and more; GPT small peaked at 11.02 bytes per parameter on
+// 2 ranks for the 8 of its shards). So what is in flight is bounded, deterministically:
+//  - at most one reduce-scatter at a time (FSDP2's rule): a unit's post-backward finishes the
+//    previous one (waits, adds it into the shards' .grad, frees its buffers) before
+//    allocating its own buffer;
+//  - and more strictly, the next unit's pre-backward finishes it before copying its own
+//    parameters out and issuing the prefetch, so it never overlaps a unit's gradients. The
+//    reduce-scatter overlaps what runs between the two hooks (the rest of the unit's backward
+//    after its last parameter's gradient) plus, on the backend's threads, nothing else: the
+//    price is its time, small against a unit's backward (one reduce of the unit's bytes);
+//  - gathers are waited for (and copied out, the gather buffer freed) before the next
+//    unit's gather is issued: one all-gather buffer at a time (Note [FSDP prefetch]);
+//  - each full gradient is dropped as soon as it is copied into the reduce-scatter buffer,
+//    and the unit's parameters are freed before that buffer is allocated.
+// With u the bytes of one (the largest) unit gathered: in forward the unit computing and the
+// prefetched gather of the next, 2u; in backward the unit's parameters, its gradients and the
+// next unit's gather, at most 3u, as in its post-backward (the gather, the gradients not yet
+// copied, the buffer); the reduce-scatter's output (u/N) comes after the gradients are gone.
+// A unit whose backward spans others' (a parent unit with parameters before and after its
+// children, as GPT's embeddings around the blocks) adds its own parameters and gradients.
+// bench_ddp --modes fsdp measures it (fsdp::memory_stats); test_fsdp.cpp asserts it.
+
 namespace {
 
 // The inverse of fsdp_gather.cpp's copy_out: parameter p's gradient rows into the rank-major
@@ -38,11 +65,13 @@ void FSDPUnit::pre_backward() {
     root_->queue_end_of_backward();
     if (!root_->backward_learned_) root_->backward_order_.push_back(this);
   }
-  if (root_) root_->finish_completed_reduces();
-  // Own gather, the next unit's in backward order (Note [FSDP prefetch]), then wait.
-  issue_gather();
+  // The previous unit's reduce-scatter is finished (its buffers freed) before this unit's
+  // parameters are copied out, the next unit's gather is issued and this unit's gradients
+  // appear (Note [FSDP memory bound]); then own gather, waited for, then the next unit's in
+  // backward order (Note [FSDP prefetch]).
+  if (root_) root_->finish_reduces();
+  unshard();
   if (next_backward_) next_backward_->issue_gather();
-  wait_gather();
   backward_start_ns_ = profiler::now_ns();
 }
 
@@ -68,6 +97,8 @@ void FSDPUnit::post_backward() {
   // before the reduce-scatter's buffer is allocated.
   reshard();
   if (sync_ && !params_.empty()) {
+    // At most one reduce-scatter in flight (FSDP2's rule): the previous one's buffers go first.
+    if (root_) root_->finish_reduces();
     NoGradGuard no_grad;
     const int64_t n = group_->size(), S = shard_elems_;
     Tensor buffer = zeros({n * S}, TensorOptions(reduce_dtype_).device(device_));
@@ -103,6 +134,11 @@ void FSDPUnit::post_backward() {
     else if (root_) root_->reducing_.push_back(this);
   }
   if (root_) root_->finish_completed_reduces();
+}
+
+void FSDPUnit::finish_reduces() {
+  for (FSDPUnit* u : reducing_) u->finish_reduce();
+  reducing_.clear();
 }
 
 void FSDPUnit::finish_completed_reduces() {

@@ -18,27 +18,30 @@ namespace gr::distributed::fsdp {
 // bytes per parameter), a step holds a few units' worth of full-size tensors. Left alone they
 // pile up: a unit's reduce-scatter overlapping the next unit's whole backward keeps its [N, S]
 // input alive beside that unit's parameters, its growing gradients and the prefetched gather
-// of the unit after it (four units and more; GPT small peaked at 11.02 bytes per parameter on
-// 2 ranks for the 8 of its shards). So what is in flight is bounded, deterministically:
+// of the unit after it (GPT small peaked at 11.02 bytes per parameter on 2 ranks for the 8 of
+// its shards; a chain of small units on gloo at 6-7.5 units). So what is in flight is bounded,
+// deterministically:
 //  - at most one reduce-scatter at a time (FSDP2's rule): a unit's post-backward finishes the
 //    previous one (waits, adds it into the shards' .grad, frees its buffers) before
 //    allocating its own buffer;
-//  - and more strictly, the next unit's pre-backward finishes it before copying its own
-//    parameters out and issuing the prefetch, so it never overlaps a unit's gradients. The
-//    reduce-scatter overlaps what runs between the two hooks (the rest of the unit's backward
-//    after its last parameter's gradient) plus, on the backend's threads, nothing else: the
-//    price is its time, small against a unit's backward (one reduce of the unit's bytes);
-//  - gathers are waited for (and copied out, the gather buffer freed) before the next
-//    unit's gather is issued: one all-gather buffer at a time (Note [FSDP prefetch]);
-//  - each full gradient is dropped as soon as it is copied into the reduce-scatter buffer,
-//    and the unit's parameters are freed before that buffer is allocated.
+//  - more strictly, the next unit's pre-backward finishes it before copying its own
+//    parameters out, issuing the prefetch and computing its gradients. The reduce-scatter
+//    then overlaps only what autograd runs between the two hooks (the unit's backward after
+//    its last parameter's gradient); its time (one reduce of a unit's bytes, short against a
+//    unit's backward) is what the bound costs;
+//  - a unit's own gather is waited for (copied out, its buffer freed) before the next unit's
+//    is issued: one all-gather buffer at a time (Note [FSDP prefetch]);
+//  - the unit's parameters are freed before its reduce-scatter buffer is allocated, and each
+//    full gradient is dropped as soon as it is copied into that buffer.
 // With u the bytes of one (the largest) unit gathered: in forward the unit computing and the
-// prefetched gather of the next, 2u; in backward the unit's parameters, its gradients and the
-// next unit's gather, at most 3u, as in its post-backward (the gather, the gradients not yet
-// copied, the buffer); the reduce-scatter's output (u/N) comes after the gradients are gone.
-// A unit whose backward spans others' (a parent unit with parameters before and after its
-// children, as GPT's embeddings around the blocks) adds its own parameters and gradients.
-// bench_ddp --modes fsdp measures it (fsdp::memory_stats); test_fsdp.cpp asserts it.
+// next one's gather, 2u; in backward the unit's parameters, its gradients and the next unit's
+// gather, at most 3u, as in its post-backward (that gather, the gradients not yet copied, the
+// buffer); the reduce-scatter's output (u/N) comes after the gradients are gone. 3u is the
+// floor of prefetching one unit ahead in backward. A unit whose backward spans others' (a
+// parent with parameters used before and after its children, as GPT's embeddings around the
+// blocks) adds its own parameters and gradients. bench_ddp --modes fsdp measures it
+// (fsdp::memory_stats: 10.04 bytes per parameter on GPT small, 2 ranks); test_fsdp.cpp
+// asserts the 3u.
 
 namespace {
 

@@ -1,7 +1,7 @@
 // fully_shard (distributed/fsdp/) on 1, 2 and 4 spawned ranks (gloo and shm; mpi/mpi_check.cpp
 // runs fsdp_checks.h on MPI): float64 training equal to DDP with the full optimizer (bitwise
 // where both add in one order) and to one process on the concatenated batch, with uneven
-// shards, several optimizers, gradient accumulation, clipping over the shards and
+// shards, every element-wise optimizer, gradient accumulation, clipping over the shards and
 // reshard_after_forward off; mixed precision against a hand-made reference; memory held
 // between steps and the peak within a step; the errors for bad use; no reference cycles;
 // prefetch seen in the trace and the flight recorder; DETAIL's unit order check.
@@ -21,7 +21,7 @@ using namespace gr::distributed;
 using namespace gr::test;
 using namespace std::chrono_literals;
 
-TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm; SGD, Adam, AdamW, Adagrad, RMSprop; uneven shards)") {
+TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm; SGD, Adam, AdamW, Adagrad, RMSprop, Adadelta, Adamax, NAdam, RAdam; uneven shards)") {
   for (const char* backend : {"gloo", "shm"})
     for (int world : {1, 2, 4}) {
       CAPTURE(backend);
@@ -31,8 +31,10 @@ TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm
         // Two ranks add in one order whatever the collective (a + b == b + a): bitwise. Four
         // ranks' all-reduce and reduce-scatter add in different orders.
         const double tol = world <= 2 ? 0.0 : 1e-12;
-        for (FsdpOpt opt : {FsdpOpt::SGD, FsdpOpt::Adam, FsdpOpt::AdamW, FsdpOpt::Adagrad, FsdpOpt::RMSprop})
-          check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = opt}, tol);
+        for (FsdpOpt opt : {FsdpOpt::SGD, FsdpOpt::Adam, FsdpOpt::AdamW, FsdpOpt::Adagrad, FsdpOpt::RMSprop,
+                            FsdpOpt::Adadelta, FsdpOpt::Adamax, FsdpOpt::NAdam, FsdpOpt::RAdam})
+          // RAdam's rectified step starts at step 6 (before it, SGD with momentum): 7 steps.
+          check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = opt, .steps = opt == FsdpOpt::RAdam ? 7 : 3}, tol);
         check_fsdp_equals_ddp<Deep>(rank, world, FsdpCase{.opt = FsdpOpt::AdamW}, tol);
         destroy_process_group();
       }, {.timeout = 240s});
@@ -189,7 +191,7 @@ TEST_CASE("fully_shard: mixed precision (bfloat16 gather and compute, float32 ma
   }
 }
 
-TEST_CASE("fully_shard: a unit's parameters read outside its forward, and units that differ between ranks, are clear errors") {
+TEST_CASE("fully_shard: a unit's parameters read outside its forward, LBFGS on the shards, and units that differ between ranks, are clear errors") {
   spawn(2, [](int rank) {
     init_process_group("gloo");
     {
@@ -202,6 +204,11 @@ TEST_CASE("fully_shard: a unit's parameters read outside its forward, and units 
       require_error([&] { (void)model->fc1->forward(x); }, "hold no memory outside the unit's forward", "fc1->forward");
       // A second fully_shard on a unit, and a parameter of two units.
       require_error([&] { fsdp::fully_shard(model->fc1); }, "already a fully_shard unit", "fully_shard twice");
+      // LBFGS needs whole parameters (Note [Sharded parameters]); on the plain model it is fine.
+      require_error([&] { optim::LBFGS(root.parameters()); }, "parameter 0 is this rank's shard of 'fc1.weight' of the "
+                    "fully_shard unit 'fc1'", "LBFGS on the shards");
+      Uneven plain;
+      optim::LBFGS whole(plain->parameters());
       // Through the holder it works, and an eval forward reshards everything.
       NoGradGuard no_grad;
       Tensor y = model(x);

@@ -13,6 +13,36 @@
 
 namespace gr::distributed::fsdp {
 
+// Note [FSDP memory bound]
+// Beside the shards, their gradients and the optimizer state (the ZeRO paper's (4 + 4 + K)/N
+// bytes per parameter), a step holds a few units' worth of full-size tensors. Left alone they
+// pile up: a unit's reduce-scatter overlapping the next unit's whole backward keeps its [N, S]
+// input alive beside that unit's parameters, its growing gradients and the prefetched gather
+// of the unit after it (GPT small peaked at 11.02 bytes per parameter on 2 ranks for the 8 of
+// its shards; a chain of small units on gloo at 6-7.5 units). So what is in flight is bounded,
+// deterministically:
+//  - at most one reduce-scatter at a time (FSDP2's rule): a unit's post-backward finishes the
+//    previous one (waits, adds it into the shards' .grad, frees its buffers) before
+//    allocating its own buffer;
+//  - more strictly, the next unit's pre-backward finishes it before copying its own
+//    parameters out, issuing the prefetch and computing its gradients. The reduce-scatter
+//    then overlaps only what autograd runs between the two hooks (the unit's backward after
+//    its last parameter's gradient); its time (one reduce of a unit's bytes, short against a
+//    unit's backward) is what the bound costs;
+//  - a unit's own gather is waited for (copied out, its buffer freed) before the next unit's
+//    is issued: one all-gather buffer at a time (Note [FSDP prefetch]);
+//  - the unit's parameters are freed before its reduce-scatter buffer is allocated, and each
+//    full gradient is dropped as soon as it is copied into that buffer.
+// With u the bytes of one (the largest) unit gathered: in forward the unit computing and the
+// next one's gather, 2u; in backward the unit's parameters, its gradients and the next unit's
+// gather, at most 3u, as in its post-backward (that gather, the gradients not yet copied, the
+// buffer); the reduce-scatter's output (u/N) comes after the gradients are gone. 3u is the
+// floor of prefetching one unit ahead in backward. A unit whose backward spans others' (a
+// parent with parameters used before and after its children, as GPT's embeddings around the
+// blocks) adds its own parameters and gradients. bench_ddp --modes fsdp measures it
+// (fsdp::memory_stats: 10.04 bytes per parameter on GPT small, 2 ranks); test_fsdp.cpp
+// asserts the 3u.
+
 namespace {
 
 // The inverse of fsdp_gather.cpp's copy_out: parameter p's gradient rows into the rank-major
@@ -38,11 +68,13 @@ void FSDPUnit::pre_backward() {
     root_->queue_end_of_backward();
     if (!root_->backward_learned_) root_->backward_order_.push_back(this);
   }
-  if (root_) root_->finish_completed_reduces();
-  // Own gather, the next unit's in backward order (Note [FSDP prefetch]), then wait.
-  issue_gather();
+  // The previous unit's reduce-scatter is finished (its buffers freed) before this unit's
+  // parameters are copied out, the next unit's gather is issued and this unit's gradients
+  // appear (Note [FSDP memory bound]); then own gather, waited for, then the next unit's in
+  // backward order (Note [FSDP prefetch]).
+  if (root_) root_->finish_reduces();
+  unshard();
   if (next_backward_) next_backward_->issue_gather();
-  wait_gather();
   backward_start_ns_ = profiler::now_ns();
 }
 
@@ -68,6 +100,8 @@ void FSDPUnit::post_backward() {
   // before the reduce-scatter's buffer is allocated.
   reshard();
   if (sync_ && !params_.empty()) {
+    // At most one reduce-scatter in flight (FSDP2's rule): the previous one's buffers go first.
+    if (root_) root_->finish_reduces();
     NoGradGuard no_grad;
     const int64_t n = group_->size(), S = shard_elems_;
     Tensor buffer = zeros({n * S}, TensorOptions(reduce_dtype_).device(device_));
@@ -103,6 +137,11 @@ void FSDPUnit::post_backward() {
     else if (root_) root_->reducing_.push_back(this);
   }
   if (root_) root_->finish_completed_reduces();
+}
+
+void FSDPUnit::finish_reduces() {
+  for (FSDPUnit* u : reducing_) u->finish_reduce();
+  reducing_.clear();
 }
 
 void FSDPUnit::finish_completed_reduces() {

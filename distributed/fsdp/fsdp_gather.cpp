@@ -17,17 +17,19 @@ namespace gr::distributed::fsdp {
 
 // Note [FSDP prefetch]
 // Gathering a unit's parameters only when its forward (or backward) starts leaves the compute
-// idle for the whole all-gather. FSDP overlaps them: each unit's pre-forward hook first issues
-// its own all-gather (if no earlier hook did), then the all-gather of the unit that comes next
-// in forward, and only then waits for its own; the next unit's gather runs on the backend's
-// threads while this unit computes (FSDP2's implicit forward prefetch of one unit, which on a
+// idle for the whole all-gather. FSDP overlaps them: each unit's pre-forward hook gathers its
+// own parameters (issued one unit earlier, so normally already there: it waits and copies
+// them out), then issues the all-gather of the unit that comes next in forward, which runs on
+// the backend's threads while this unit computes (FSDP2's implicit forward prefetch of one unit, which on a
 // GPU comes from the CPU running ahead; on CPU backends it has to be explicit). Backward does
 // the same in backward order: the pre-backward hook issues the gather of the unit whose
 // backward comes next. The orders are learned: the forward order from the first forward of
 // the root (the order the pre-forward hooks fired in), the backward order from the first
 // backward (the order the pre-backward hooks fired in), as FSDP learns its backward prefetch
 // order; the first iteration does not prefetch. At most two units are gathered at a time
-// (plus the root, which keeps its parameters from its forward to its backward). Every rank
+// (plus the root, which keeps its parameters from its forward to its backward), and one
+// all-gather is in flight: a unit's own is waited for before the next one is issued, as
+// FSDP2's hooks do (Note [FSDP memory bound] in fsdp_backward.cpp). Every rank
 // issues the same gathers in the same order, since the orders are the same everywhere when
 // the program is; GRADRING_DISTRIBUTED_DEBUG=DETAIL checks it before every gather and
 // reduce-scatter. A prefetched unit that then does not run is waited for and freed at the end

@@ -178,10 +178,9 @@ void FSDPUnit::pre_forward() {
     return;
   }
   if (!root_->forward_learned_) root_->forward_order_.push_back(this);
-  // Own gather first, then the next unit's (Note [FSDP prefetch]), then wait for our own.
-  issue_gather();
+  // Own gather, waited for, then the next unit's (Note [FSDP prefetch]).
+  unshard();
   if (next_forward_) next_forward_->issue_gather();
-  wait_gather();
   forward_start_ns_ = profiler::now_ns();
 }
 

@@ -35,19 +35,20 @@ namespace gr::distributed::fsdp {
 // _unsafe_preserve_version_counter), so autograd does not take it for an in-place change.
 //
 // One iteration (Note [FSDP iteration] in fsdp_root.cpp for the root's part):
-//  - pre-forward (the module's forward pre-hook): unshard (gather, wait, copy out), having
-//    issued the next unit's gather first (Note [FSDP prefetch] in fsdp_gather.cpp);
+//  - pre-forward (the module's forward pre-hook): unshard (gather, wait, copy out), then
+//    issue the next unit's gather (Note [FSDP prefetch] in fsdp_gather.cpp);
 //  - post-forward (its forward hook): reshard unless reshard_after_forward is off, or this is
 //    the root with a backward to come; a hook on each output's gradient is registered
 //    (grad_fn pre-hooks) for the pre-backward;
-//  - pre-backward (the first of those hooks to fire in a backward): unshard again (and
-//    prefetch the unit that comes next in backward);
+//  - pre-backward (the first of those hooks to fire in a backward): finish the reduce-scatter
+//    in flight, unshard again, and prefetch the unit that comes next in backward (Note [FSDP
+//    memory bound] in fsdp_backward.cpp);
 //  - post-backward (the post-accumulate-grad hook of the unit's last parameter to get its
 //    gradient): reshard, copy the gradients into the [N, S] buffer (scaled by 1/N, as DDP
 //    does), dropping each full gradient, launch the reduce-scatter. With
 //    set_requires_gradient_sync(false) the gradients stay in .grad and nothing is reduced.
-//    Reduce-scatters that have completed by a later hook are finished there (added into the
-//    locals' .grad, their buffers freed), so the buffers do not pile up until backward ends.
+//    At most one reduce-scatter is in flight: the next unit's pre-backward (or post-backward)
+//    finishes it (adds it into the locals' .grad, frees its buffers).
 //  - end of backward (the root's queued callback): units whose post-backward did not run
 //    (parameters without gradients) run it now, in unit order; every reduce-scatter still in
 //    flight is waited for and added into the locals' .grad; every unit is resharded.
@@ -149,6 +150,9 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   void on_gradient_ready(size_t index);
   void post_backward();
   void finish_reduce();  // waits for the reduce-scatter, adds into the locals' .grad
+  // Root: waits for and finishes every reduce-scatter in flight (at most one: Note [FSDP
+  // memory bound] in fsdp_backward.cpp).
+  void finish_reduces();
   // Root: finishes the reduce-scatters that have completed (freeing their buffers at once
   // instead of at the end of backward); polls, never blocks.
   void finish_completed_reduces();

@@ -13,6 +13,7 @@
 #include "autograd/ops.h"
 #include "core/factory.h"
 #include "distributed/fsdp/fsdp_unit.h"
+#include "nn/optim/sharded_parameters.h"
 
 namespace gr::distributed::fsdp {
 
@@ -45,6 +46,27 @@ std::vector<std::shared_ptr<FSDPUnit>> units_below(nn::Module& module, bool incl
 
 std::atomic<int64_t> g_gathered_bytes{0}, g_peak_gathered_bytes{0};
 
+// Note [Sharded parameters] in nn/optim/optimizer.h: names the unit whose flat shard `t` views.
+std::string shard_of(const Tensor& t) {
+  if (!t.defined()) return "";
+  std::vector<std::shared_ptr<FSDPUnit>> units;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    for (const auto& [module, weak] : r.units)
+      if (auto u = weak.lock()) units.push_back(std::move(u));
+  }
+  for (const auto& u : units) {
+    if (!u->flat_shard().defined() || !t.storage().is_same(u->flat_shard().storage())) continue;
+    std::string what = "a parameter";
+    for (const FSDPUnit::Param& p : u->params())
+      if (p.local.is_same(t)) what = "'" + p.name + "'";
+    return what + " of the fully_shard unit " + (u->name().empty() ? "" : "'" + u->name() + "' ") + "(" +
+           u->module().name() + ")";
+  }
+  return "";
+}
+
 }  // namespace
 
 void account_bytes(int64_t delta) {
@@ -66,6 +88,8 @@ std::shared_ptr<FSDPUnit> find_unit(const nn::Module* module) {
 
 FSDPModule fully_shard(const std::shared_ptr<nn::Module>& module, const FullyShardOptions& options) {
   GR_CHECK(module != nullptr, "fully_shard: the module is null");
+  static std::once_flag registered;
+  std::call_once(registered, [] { optim::register_sharded_parameter_check(shard_of); });
   GR_CHECK(find_unit(module.get()) == nullptr, "fully_shard: ", module->name(), " is already a fully_shard unit");
   const std::vector<std::shared_ptr<FSDPUnit>> below = units_below(*module, /*include_self=*/false);
   std::unordered_set<const TensorImpl*> owned;

@@ -9,6 +9,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
+#include "nn/optim/sharded_parameters.h"
 
 namespace gr::optim {
 
@@ -37,6 +38,7 @@ LBFGS::LBFGS(std::vector<Tensor> params, const LBFGSOptions& defaults)
 LBFGS::LBFGS(std::vector<OptimizerParamGroup> param_groups, const LBFGSOptions& o)
     : Optimizer("LBFGS", std::move(param_groups), o.clone()) {
   GR_CHECK(this->param_groups().size() == 1, "LBFGS doesn't support per-parameter options (parameter groups)");
+  require_whole_parameters("LBFGS", this->param_groups()[0].params());  // Note [Sharded parameters]
   GR_CHECK(o.lr() >= 0, "LBFGS: invalid learning rate: ", o.lr());
   GR_CHECK(o.max_iter() > 0, "LBFGS: max_iter must be positive, got ", o.max_iter());
   GR_CHECK(o.history_size() > 0, "LBFGS: history_size must be positive, got ", o.history_size());

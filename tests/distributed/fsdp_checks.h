@@ -21,9 +21,9 @@ namespace fsdp = distributed::fsdp;
 
 // More optimizers than zero_checks.h's Kind: anything element-wise steps a shard as it
 // steps the whole parameter.
-enum class FsdpOpt { SGD, Adam, AdamW, Adagrad, RMSprop };
+enum class FsdpOpt { SGD, Adam, AdamW, Adagrad, RMSprop, Adadelta, Adamax, NAdam, RAdam };
 inline const char* fsdp_opt_name(FsdpOpt k) {
-  const char* names[] = {"SGD(momentum)", "Adam", "AdamW", "Adagrad", "RMSprop"};
+  const char* names[] = {"SGD(momentum)", "Adam", "AdamW", "Adagrad", "RMSprop", "Adadelta", "Adamax", "NAdam", "RAdam"};
   return names[static_cast<int>(k)];
 }
 inline std::unique_ptr<optim::Optimizer> make_optimizer(FsdpOpt k, const TensorList& params) {
@@ -33,6 +33,11 @@ inline std::unique_ptr<optim::Optimizer> make_optimizer(FsdpOpt k, const TensorL
     case FsdpOpt::AdamW: return factory_of(Kind::AdamW)({optim::OptimizerParamGroup(params)});
     case FsdpOpt::Adagrad: return std::make_unique<optim::Adagrad>(params, optim::AdagradOptions(0.05).weight_decay(1e-3));
     case FsdpOpt::RMSprop: return std::make_unique<optim::RMSprop>(params, optim::RMSpropOptions(1e-2).momentum(0.5));
+    case FsdpOpt::Adadelta: return std::make_unique<optim::Adadelta>(params, optim::AdadeltaOptions(1.0).weight_decay(1e-3));
+    case FsdpOpt::Adamax: return std::make_unique<optim::Adamax>(params, optim::AdamaxOptions(1e-2).weight_decay(1e-3));
+    case FsdpOpt::NAdam:
+      return std::make_unique<optim::NAdam>(params, optim::NAdamOptions(1e-2).weight_decay(1e-3).decoupled_weight_decay(true));
+    case FsdpOpt::RAdam: return std::make_unique<optim::RAdam>(params, optim::RAdamOptions(1e-2).weight_decay(1e-3));
   }
   return nullptr;
 }

@@ -1,10 +1,10 @@
 // fully_shard (distributed/fsdp/) on 1, 2 and 4 spawned ranks (gloo and shm; mpi/mpi_check.cpp
 // runs fsdp_checks.h on MPI): float64 training equal to DDP with the full optimizer (bitwise
 // where both add in one order) and to one process on the concatenated batch, with uneven
-// shards, several optimizers, gradient accumulation, clipping over the shards and
+// shards, every element-wise optimizer, gradient accumulation, clipping over the shards and
 // reshard_after_forward off; mixed precision against a hand-made reference; memory held
-// between steps; the errors for bad use; no reference cycles; prefetch seen in the trace and
-// the flight recorder; DETAIL's unit order check.
+// between steps and the peak within a step; the errors for bad use; no reference cycles;
+// prefetch seen in the trace and the flight recorder; DETAIL's unit order check.
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -21,7 +21,7 @@ using namespace gr::distributed;
 using namespace gr::test;
 using namespace std::chrono_literals;
 
-TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm; SGD, Adam, AdamW, Adagrad, RMSprop; uneven shards)") {
+TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm; SGD, Adam, AdamW, Adagrad, RMSprop, Adadelta, Adamax, NAdam, RAdam; uneven shards)") {
   for (const char* backend : {"gloo", "shm"})
     for (int world : {1, 2, 4}) {
       CAPTURE(backend);
@@ -31,8 +31,10 @@ TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm
         // Two ranks add in one order whatever the collective (a + b == b + a): bitwise. Four
         // ranks' all-reduce and reduce-scatter add in different orders.
         const double tol = world <= 2 ? 0.0 : 1e-12;
-        for (FsdpOpt opt : {FsdpOpt::SGD, FsdpOpt::Adam, FsdpOpt::AdamW, FsdpOpt::Adagrad, FsdpOpt::RMSprop})
-          check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = opt}, tol);
+        for (FsdpOpt opt : {FsdpOpt::SGD, FsdpOpt::Adam, FsdpOpt::AdamW, FsdpOpt::Adagrad, FsdpOpt::RMSprop,
+                            FsdpOpt::Adadelta, FsdpOpt::Adamax, FsdpOpt::NAdam, FsdpOpt::RAdam})
+          // RAdam's rectified step starts at step 6 (before it, SGD with momentum): 7 steps.
+          check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = opt, .steps = opt == FsdpOpt::RAdam ? 7 : 3}, tol);
         check_fsdp_equals_ddp<Deep>(rank, world, FsdpCase{.opt = FsdpOpt::AdamW}, tol);
         destroy_process_group();
       }, {.timeout = 240s});
@@ -80,6 +82,56 @@ TEST_CASE("fully_shard holds 1/N of the parameters between steps; the shards' la
       GR_CHECK(p.storage().nbytes() == 0, "rank ", rank, ": a module parameter holds memory outside forward");
     destroy_process_group();
   }, {.timeout = 60s});
+}
+
+// Twelve equal units: the ZeRO-3 goal (16/N bytes per parameter plus one unit, +10%) leaves
+// 3.5 units beside the shards on 2 ranks, so the bound of Note [FSDP memory bound] (3 units)
+// meets it; a reduce-scatter overlapping the next unit's gradients (4.5 units) does not.
+struct ChainImpl : nn::Module {
+  ChainImpl() {
+    for (int i = 0; i < 12; ++i) layers.push_back(register_module("fc" + std::to_string(i), nn::Linear(256, 256)));
+  }
+  Tensor forward(Tensor x) {
+    for (auto& l : layers) x = tanh(l(x));
+    return x;
+  }
+  std::vector<nn::Linear> layers;
+};
+GR_MODULE(Chain);
+
+TEST_CASE("fully_shard's peak within a step stays within the ZeRO-3 goal: 16/N bytes per parameter plus one unit, +10% (12 units, 2 ranks, Adam)") {
+  for (const char* backend : {"gloo", "shm"}) {
+    CAPTURE(backend);
+    spawn(2, [backend](int rank) {
+      init_process_group(backend);
+      Chain model;
+      const int64_t params = param_bytes(*model) / 4;  // float32
+      auto root = shard_children_then_root(model);
+      auto opt = make_optimizer(FsdpOpt::Adam, root.parameters());
+      const Tensor x = randn({8, 256}), y = randn({8, 256});
+      auto step = [&] {
+        opt->zero_grad();
+        mse_loss(model(x), y).backward();
+        opt->step();
+      };
+      step();
+      step();  // the first step learned the prefetch orders
+      fsdp::reset_peak_memory_stats();
+      const int64_t before = fsdp::memory_stats().gathered_bytes;
+      step();
+      const double transient = static_cast<double>(fsdp::memory_stats().peak_gathered_bytes - before);
+      const double unit = 256.0 * 257.0 * 4.0;
+      int64_t shards = 0;
+      for (const Tensor& s : root.parameters()) shards += static_cast<int64_t>(s.nbytes());
+      const double held = 4.0 * static_cast<double>(shards);  // shards, their gradients, Adam's two moments
+      const double goal = 1.1 * (16.0 * static_cast<double>(params) / 2.0 + unit);
+      GR_CHECK(before == 0, "rank ", rank, ": ", before, " bytes held between steps");
+      GR_CHECK(transient <= 3.0 * unit, "rank ", rank, ": ", transient / unit, " units held beside the shards at once, over 3");
+      GR_CHECK(held + transient <= goal, "rank ", rank, ": peak ", (held + transient) / static_cast<double>(params),
+               " bytes per parameter, over the goal's ", goal / static_cast<double>(params));
+      destroy_process_group();
+    }, {.timeout = 120s});
+  }
 }
 
 TEST_CASE("fully_shard: mixed precision (bfloat16 gather and compute, float32 master shards and reduction)") {
@@ -139,7 +191,7 @@ TEST_CASE("fully_shard: mixed precision (bfloat16 gather and compute, float32 ma
   }
 }
 
-TEST_CASE("fully_shard: a unit's parameters read outside its forward, and units that differ between ranks, are clear errors") {
+TEST_CASE("fully_shard: a unit's parameters read outside its forward, LBFGS on the shards, and units that differ between ranks, are clear errors") {
   spawn(2, [](int rank) {
     init_process_group("gloo");
     {
@@ -152,6 +204,11 @@ TEST_CASE("fully_shard: a unit's parameters read outside its forward, and units 
       require_error([&] { (void)model->fc1->forward(x); }, "hold no memory outside the unit's forward", "fc1->forward");
       // A second fully_shard on a unit, and a parameter of two units.
       require_error([&] { fsdp::fully_shard(model->fc1); }, "already a fully_shard unit", "fully_shard twice");
+      // LBFGS needs whole parameters (Note [Sharded parameters]); on the plain model it is fine.
+      require_error([&] { optim::LBFGS(root.parameters()); }, "parameter 0 is this rank's shard of 'fc1.weight' of the "
+                    "fully_shard unit 'fc1'", "LBFGS on the shards");
+      Uneven plain;
+      optim::LBFGS whole(plain->parameters());
       // Through the holder it works, and an eval forward reshards everything.
       NoGradGuard no_grad;
       Tensor y = model(x);

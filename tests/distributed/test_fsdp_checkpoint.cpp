@@ -1,7 +1,8 @@
 // Distributed checkpoints of fully_shard models (distributed/fsdp/fsdp_checkpoint.h): full and
 // sharded state dicts; a checkpoint saved on N ranks resumes bitwise on N ranks and reshards
 // to M != N (4 -> 2 and 1) to 1e-12 of the uninterrupted run; the consolidated file is the
-// plain model's; an index that does not match its files is a clear error.
+// plain model's, and training resumed from it continues with the uninterrupted run's losses;
+// an index that does not match its files is a clear error.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +30,27 @@ void train(Uneven& model, fsdp::FSDPModule& root, optim::Optimizer& opt, const D
     opt.step();
     opt.zero_grad();
   }
+}
+
+// Steps [from, to) with plain SGD (no state: the model is the whole training state, so a
+// consolidated checkpoint resumes it); returns each step's loss on the global batch (the mean
+// of the ranks' equal slices). world 0: one process on the whole batch, no process group.
+Tensor train_sgd(Uneven& model, optim::Optimizer& opt, const Data& data, int from, int to, int rank, int world) {
+  const int64_t per = world ? 8 / world : 8;
+  TensorList losses;
+  for (int s = from; s < to; ++s) {
+    Tensor loss = mse_loss(model(data.x[s].narrow(0, rank * per, per)), data.y[s].narrow(0, rank * per, per));
+    Tensor global = loss.detach().clone().reshape({1});
+    if (world > 1) {
+      default_group()->allreduce(global, ReduceOp::Sum)->wait();
+      global = global / static_cast<double>(world);
+    }
+    losses.push_back(global);
+    loss.backward();
+    opt.step();
+    opt.zero_grad();
+  }
+  return cat(losses, 0);
 }
 
 std::unique_ptr<optim::AdamW> make_adamw(const fsdp::FSDPModule& root) {
@@ -165,4 +187,55 @@ TEST_CASE("fully_shard checkpoints: an index that does not match its files is a 
     require_error([&] { attempt(dir + "/shape"); }, "does not match", "shapes");
     destroy_process_group();
   }, {.timeout = 60s});
+}
+
+TEST_CASE("fully_shard: training resumed from a consolidated checkpoint (a plain model; load_full_state_dict on 2 ranks) continues with the uninterrupted 4-rank run's losses") {
+  const std::string dir = test::temp_path("gradring_fsdp_consolidated", "");
+  const int steps = 6, cut = 3;
+  spawn(4, [&](int rank) {
+    init_process_group("gloo");
+    Data data = make_data(steps, 8);
+    Uneven model;
+    model->to(kFloat64);
+    auto root = shard_children_then_root(model);
+    optim::SGD opt(root.parameters(), optim::SGDOptions(0.1));
+    train_sgd(model, opt, data, 0, cut, rank, 4);
+    fsdp::save_checkpoint(dir + "/ckpt", root, &opt, Snapshot());
+    const Tensor losses = train_sgd(model, opt, data, cut, steps, rank, 4);
+    if (rank == 0) {
+      OrderedDict<Tensor> out;
+      out.insert("losses", losses);
+      save(out, dir + "/losses.st");
+    }
+    destroy_process_group();
+  }, {.timeout = 120s});
+  fsdp::consolidate_checkpoint(dir + "/ckpt", dir + "/consolidated.st");
+  OrderedDict<Tensor> saved;
+  load(saved, dir + "/losses.st");
+  const Tensor want = *saved.find("losses");
+  // One process, a plain model loaded from the file, the whole batch.
+  {
+    Data data = make_data(steps, 8);
+    Uneven plain;
+    plain->to(kFloat64);
+    load(plain, dir + "/consolidated.st");
+    optim::SGD opt(plain->parameters(), optim::SGDOptions(0.1));
+    const double d = max_abs_diff(train_sgd(plain, opt, data, cut, steps, 0, 0), want);
+    CHECK(d <= 1e-12);  // fails on NaN (the comparison is false)
+  }
+  // Two ranks, fully_shard, the file's state loaded into the shards.
+  spawn(2, [&](int rank) {
+    init_process_group("shm");
+    Data data = make_data(steps, 8);
+    Uneven model;
+    model->to(kFloat64);
+    auto root = shard_children_then_root(model);
+    OrderedDict<Tensor> state;
+    load(state, dir + "/consolidated.st");
+    fsdp::load_full_state_dict(root, state);
+    optim::SGD opt(root.parameters(), optim::SGDOptions(0.1));
+    const double d = max_abs_diff(train_sgd(model, opt, data, cut, steps, rank, 2), want);
+    GR_CHECK(d <= 1e-12, "rank ", rank, ": losses after resuming differ from the uninterrupted run's by ", d);
+    destroy_process_group();
+  }, {.timeout = 120s});
 }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "core/deterministic.h"
 #include "core/factory.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/gemm_lt_plan.h"
@@ -19,6 +20,9 @@
 
 namespace gr::cuda {
 namespace {
+
+static_assert(kLtReductionInplace == CUBLASLT_REDUCTION_SCHEME_INPLACE && kLtReductionAll == CUBLASLT_REDUCTION_SCHEME_MASK,
+              "gemm_lt_plan.h's reduction schemes differ from cublasLt.h's");
 
 bool env_flag(const char* name, bool fallback) {
   const char* v = std::getenv(name);
@@ -125,6 +129,7 @@ std::unique_ptr<LtPlan> make_plan(const LtPlanKey& key) {
   set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_b);
   set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c);
   set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c);
+  set_pref(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, lt_reduction_scheme_mask(key.deterministic));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_handle(), plan->desc, plan->a, plan->b, plan->c,
@@ -159,6 +164,7 @@ bool lt_gemm(const LtGemm& g) {
   key.align_bias = g.bias ? pointer_alignment(g.bias) : 0;
   key.workspace = g_workspace_limit;
   key.device = current_device();
+  key.deterministic = are_deterministic_algorithms_enabled();  // Note [Deterministic cuBLASLt plans]
   PlanCache& cache = plan_cache();
   auto it = cache.find(key);
   if (it == cache.end()) {

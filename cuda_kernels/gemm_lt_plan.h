@@ -53,9 +53,24 @@ inline uint32_t pointer_alignment(const void* p) {
   return a;
 }
 
+// Note [Deterministic cuBLASLt plans]
+// cuBLASLt may split K over blocks and combine their partial products (CUBLASLT_REDUCTION_SCHEME_*).
+// Under gr::use_deterministic_algorithms(true) the heuristics are offered only algorithms
+// that do not split (NONE) or reduce "in place", whose partial sums are added in one fixed
+// order through counters in the workspace (cublasLt.h's words); the schemes that combine the
+// partial products in a separate pass through the workspace (COMPUTE_TYPE, OUTPUT_TYPE) are left
+// out. The switch is part of the plan key, so flipping it makes new plans rather than reusing
+// ones chosen without the restriction. The values are cublasLtReductionScheme_t's (gemm_lt.cpp
+// checks them against cublasLt.h).
+constexpr uint32_t kLtReductionInplace = 1, kLtReductionAll = 7;
+inline uint32_t lt_reduction_scheme_mask(bool deterministic) {
+  return deterministic ? kLtReductionInplace : kLtReductionAll;
+}
+
 // What fixes a plan: the problem, the element types (as small integers: cudaDataType_t), the
 // epilogue (cublasLtEpilogue_t), the batch (count and strides, 0 when not batched), the
-// operands' alignments, the workspace the heuristics may use and the device.
+// operands' alignments, the workspace the heuristics may use, the device and the deterministic
+// switch (Note [Deterministic cuBLASLt plans]).
 struct LtPlanKey {
   LtProblem problem;
   int32_t type_ab = 0, type_c = 0, epilogue = 0;
@@ -63,6 +78,7 @@ struct LtPlanKey {
   uint32_t align_a = 0, align_b = 0, align_c = 0, align_bias = 0;
   size_t workspace = 0;
   int device = 0;
+  bool deterministic = false;
   bool operator==(const LtPlanKey&) const = default;
 };
 
@@ -78,6 +94,7 @@ struct LtPlanKeyHash {
     mix(static_cast<uint64_t>(uint32_t(k.epilogue)));
     mix((uint64_t(k.align_a) << 48) | (uint64_t(k.align_b) << 32) | (uint64_t(k.align_c) << 16) | k.align_bias);
     mix(static_cast<uint64_t>(k.workspace));
+    mix(static_cast<uint64_t>(k.deterministic));
     return h;
   }
 };

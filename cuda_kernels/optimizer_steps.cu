@@ -1,4 +1,4 @@
-// CUDA fused optimizer updates (sgd/adam/adadelta_step_stub of core/native/optim/optimizer_steps.h):
+// CUDA fused optimizer updates (the step stubs of core/native/optim/optimizer_steps.h):
 // one grid-stride pass per parameter, or many parameters per launch for the list stubs (Note
 // [Multi-tensor launches]), running the functors of core/optimizer_functors.h, the ones the
 // CPU loop runs. (nvcc may fuse a multiply and an add the CPU rounds twice, so results agree
@@ -94,8 +94,20 @@ void adadelta_steps_cuda(const std::vector<StepOperands>& ops, const functors::A
                     [&]<class T>() { run_steps<4, T>(ops, functor_as<T>(s)); });
 }
 
+// RMSprop, Adagrad, Adamax, NAdam and RAdam: lists only, Depth = 2 + their buffers.
+template <int Depth, class F>
+void list_steps_cuda(const std::vector<StepOperands>& ops, const F& s) {
+  dispatch_floating(ops.front()[0].scalar_type(), "optimizer step",
+                    [&]<class T>() { run_steps<Depth, T>(ops, functor_as<T>(s)); });
+}
+
 }  // namespace
 
+GR_REGISTER_KERNEL(native::rmsprop_steps_stub, kCUDA, (&list_steps_cuda<5, functors::RmspropStep<double>>));
+GR_REGISTER_KERNEL(native::adagrad_steps_stub, kCUDA, (&list_steps_cuda<3, functors::AdagradStep<double>>));
+GR_REGISTER_KERNEL(native::adamax_steps_stub, kCUDA, (&list_steps_cuda<4, functors::AdamaxStep<double>>));
+GR_REGISTER_KERNEL(native::nadam_steps_stub, kCUDA, (&list_steps_cuda<4, functors::NadamStep<double>>));
+GR_REGISTER_KERNEL(native::radam_steps_stub, kCUDA, (&list_steps_cuda<4, functors::RadamStep<double>>));
 GR_REGISTER_KERNEL(native::sgd_steps_stub, kCUDA, &sgd_steps_cuda);
 GR_REGISTER_KERNEL(native::adam_steps_stub, kCUDA, &adam_steps_cuda);
 GR_REGISTER_KERNEL(native::adadelta_steps_stub, kCUDA, &adadelta_steps_cuda);

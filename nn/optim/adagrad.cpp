@@ -1,10 +1,12 @@
-// Adagrad step, written with tensor ops in torch's op order. Like torch, the accumulator
-// "sum" exists from construction (it holds initial_accumulator_value).
+// Adagrad step: fused passes over many parameters at once (StepRuns), rounding as the tensor
+// ops it was written with (Note [Tensor-op rounding of the adaptive steps]). Like torch, the
+// accumulator "sum" exists from construction (it holds initial_accumulator_value).
 #include "nn/optim/adagrad.h"
 
 #include "autograd/grad_mode.h"
-#include "autograd/ops.h"
 #include "core/factory.h"
+#include "core/native/optim/optimizer_steps.h"
+#include "nn/optim/step_runs.h"
 
 namespace gr::optim {
 
@@ -39,16 +41,14 @@ Adagrad::Adagrad(std::vector<OptimizerParamGroup> param_groups, const AdagradOpt
 Tensor Adagrad::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
+  StepRuns<functors::AdagradStep<double>> runs(&native::adagrad_steps);
   for_each_param<AdagradOptions>([&](Tensor& p, const AdagradOptions& o, OrderedDict<Tensor>& s) {
     if (!s.contains("sum")) s.insert("sum", zeros_like(p).fill_(o.initial_accumulator_value()));  // a later group
     const double step = next_step(s, p, {});
-    Tensor grad = grad_with_weight_decay(p, o.weight_decay());
     const double clr = o.lr() / (1 + (step - 1) * o.lr_decay());
-    Tensor& sum = s["sum"];
-    sum.add_(grad * grad);
-    Tensor std = sum.sqrt().add_(o.eps());
-    p.add_(grad / std, -clr);
+    runs.add({clr, o.eps(), o.weight_decay()}, {p, p.grad().contiguous(), s["sum"]});
   });
+  runs.finish();
   return loss;
 }
 

@@ -1,12 +1,14 @@
-// Adamax step, written with tensor ops in torch's op order.
+// Adamax step: fused passes over many parameters at once (StepRuns), rounding as the tensor
+// ops it was written with (Note [Tensor-op rounding of the adaptive steps]).
 #include "nn/optim/adamax.h"
 
 #include <cmath>
 
 #include "autograd/grad_mode.h"
-#include "autograd/ops.h"
 #include "core/factory.h"
+#include "core/native/optim/optimizer_steps.h"
 #include "nn/optim/adam.h"
+#include "nn/optim/step_runs.h"
 
 namespace gr::optim {
 
@@ -28,16 +30,14 @@ Adamax::Adamax(std::vector<OptimizerParamGroup> param_groups, const AdamaxOption
 Tensor Adamax::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
+  StepRuns<functors::AdamaxStep<double>> runs(&native::adamax_steps);
   for_each_param<AdamaxOptions>([&](Tensor& p, const AdamaxOptions& o, OrderedDict<Tensor>& s) {
     const auto [beta1, beta2] = o.betas();
     const double step = next_step(s, p, {"exp_avg", "exp_inf"});
-    Tensor grad = grad_with_weight_decay(p, o.weight_decay());
-    s["exp_avg"].lerp_(grad, 1 - beta1);
-    Tensor& exp_inf = s["exp_inf"];
-    exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(o.eps())));
     const double clr = o.lr() / (1 - std::pow(beta1, step));
-    p.add_(s["exp_avg"] / exp_inf, -clr);
+    runs.add({clr, 1 - beta1, beta2, o.eps(), o.weight_decay()}, {p, p.grad().contiguous(), s["exp_avg"], s["exp_inf"]});
   });
+  runs.finish();
   return loss;
 }
 

@@ -1,13 +1,16 @@
-// NAdam step, written with tensor ops in torch's op order; "mu_product" is the running
-// product of the momentum schedule, kept per parameter as in torch.
+// NAdam step: fused passes over many parameters at once (StepRuns), rounding as the tensor ops
+// it was written with (Note [Tensor-op rounding of the adaptive steps]); "mu_product", the
+// running product of the momentum schedule, is a CPU scalar per parameter as in torch, so the
+// step reads nothing back from a GPU.
 #include "nn/optim/nadam.h"
 
 #include <cmath>
 
 #include "autograd/grad_mode.h"
-#include "autograd/ops.h"
 #include "core/factory.h"
+#include "core/native/optim/optimizer_steps.h"
 #include "nn/optim/adam.h"
+#include "nn/optim/step_runs.h"
 
 namespace gr::optim {
 
@@ -32,27 +35,31 @@ NAdam::NAdam(std::vector<OptimizerParamGroup> param_groups, const NAdamOptions& 
 Tensor NAdam::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
+  StepRuns<functors::NadamStep<double>> runs(&native::nadam_steps);
   for_each_param<NAdamOptions>([&](Tensor& p, const NAdamOptions& o, OrderedDict<Tensor>& s) {
     const auto [beta1, beta2] = o.betas();
     const double lr = o.lr();
     if (!s.contains("mu_product")) s.insert("mu_product", ones({}, kFloat64));
     const double step = next_step(s, p, {"exp_avg", "exp_avg_sq"});
-    const double bias_correction2 = 1 - std::pow(beta2, step);
-    if (o.decoupled_weight_decay()) p.mul_(1 - lr * o.weight_decay());
-    Tensor grad = grad_with_weight_decay(p, o.decoupled_weight_decay() ? 0.0 : o.weight_decay());
     const double mu = beta1 * (1. - 0.5 * std::pow(0.96, step * o.momentum_decay()));
     const double mu_next = beta1 * (1. - 0.5 * std::pow(0.96, (step + 1) * o.momentum_decay()));
     const double mu_product = s["mu_product"].item<double>() * mu;
     s["mu_product"].fill_(mu_product);
     const double mu_product_next = mu_product * mu_next;
-    Tensor& exp_avg = s["exp_avg"];
-    Tensor& exp_avg_sq = s["exp_avg_sq"];
-    exp_avg.lerp_(grad, 1 - beta1);
-    exp_avg_sq.mul_(beta2).add_(grad * grad, 1 - beta2);
-    Tensor denom = (exp_avg_sq / bias_correction2).sqrt().add_(o.eps());
-    p.add_(grad / denom, -lr * (1. - mu) / (1. - mu_product));
-    p.add_(exp_avg / denom, -lr * mu_next / (1. - mu_product_next));
+    const bool decoupled = o.decoupled_weight_decay();
+    const functors::NadamStep<double> f{1 - beta1,
+                                        beta2,
+                                        1 - beta2,
+                                        o.eps(),
+                                        decoupled ? 0.0 : o.weight_decay(),
+                                        1 - lr * o.weight_decay(),
+                                        1 - std::pow(beta2, step),
+                                        -lr * (1. - mu) / (1. - mu_product),
+                                        -lr * mu_next / (1. - mu_product_next),
+                                        decoupled};
+    runs.add(f, {p, p.grad().contiguous(), s["exp_avg"], s["exp_avg_sq"]});
   });
+  runs.finish();
   return loss;
 }
 

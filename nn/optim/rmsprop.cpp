@@ -1,9 +1,11 @@
-// RMSprop step, written with tensor ops (so it runs on every device) in torch's op order.
+// RMSprop step: fused passes over many parameters at once (StepRuns), rounding as the tensor
+// ops it was written with (Note [Tensor-op rounding of the adaptive steps]).
 #include "nn/optim/rmsprop.h"
 
 #include "autograd/grad_mode.h"
-#include "autograd/ops.h"
 #include "core/factory.h"
+#include "core/native/optim/optimizer_steps.h"
+#include "nn/optim/step_runs.h"
 
 namespace gr::optim {
 
@@ -31,31 +33,18 @@ RMSprop::RMSprop(std::vector<OptimizerParamGroup> param_groups, const RMSpropOpt
 Tensor RMSprop::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;
+  StepRuns<functors::RmspropStep<double>> runs(&native::rmsprop_steps);
   for_each_param<RMSpropOptions>([&](Tensor& p, const RMSpropOptions& o, OrderedDict<Tensor>& s) {
     if (next_step(s, p, {"square_avg"}) == 1) {
       if (o.momentum() > 0) s.insert("momentum_buffer", zeros_like(p));
       if (o.centered()) s.insert("grad_avg", zeros_like(p));
     }
-    Tensor grad = grad_with_weight_decay(p, o.weight_decay());
-    Tensor& square_avg = s["square_avg"];
-    square_avg.mul_(o.alpha()).add_(grad * grad, 1 - o.alpha());
-    Tensor avg;
-    if (o.centered()) {
-      Tensor& grad_avg = s["grad_avg"];
-      grad_avg.lerp_(grad, 1 - o.alpha());
-      avg = (square_avg - grad_avg * grad_avg).sqrt();
-    } else {
-      avg = square_avg.sqrt();
-    }
-    avg.add_(o.eps());
-    if (o.momentum() > 0) {
-      Tensor& buf = s["momentum_buffer"];
-      buf.mul_(o.momentum()).add_(grad / avg);
-      p.add_(buf, -o.lr());
-    } else {
-      p.add_(grad / avg, -o.lr());
-    }
+    const functors::RmspropStep<double> f{o.lr(),           o.alpha(),       1 - o.alpha(),   o.eps(),
+                                          o.weight_decay(), o.momentum(), o.momentum() > 0, o.centered()};
+    runs.add(f, {p, p.grad().contiguous(), s["square_avg"], f.with_momentum ? s["momentum_buffer"] : Tensor(),
+                 f.centered ? s["grad_avg"] : Tensor()});
   });
+  runs.finish();
   return loss;
 }
 

@@ -147,3 +147,27 @@ TEST_CASE("list optimizer steps equal the single-parameter steps bit for bit (CP
   std::vector<native::StepOperands> bad{{randn({3}), randn({4}), randn({3}), randn({3})}};
   CHECK_THROWS_AS(native::adam_steps(bad, f), gr::Error);
 }
+
+TEST_CASE("the RMSprop, Adagrad, Adamax, NAdam and RAdam list steps check their operands and run mixed lists") {
+  const functors::RmspropStep<double> momentum{0.01, 0.99, 0.01, 1e-8, 0, 0.9, true, false};
+  std::vector<native::StepOperands> no_buffer{{randn({3}), randn({3}), randn({3}).abs(), Tensor(), Tensor()}};
+  CHECK_THROWS_AS(native::rmsprop_steps(no_buffer, momentum), gr::Error);  // momentum without its buffer
+  const functors::AdagradStep<double> adagrad{0.1, 1e-10, 0};
+  std::vector<native::StepOperands> too_few{{randn({3}), randn({3})}};
+  CHECK_THROWS_AS(native::adagrad_steps(too_few, adagrad), gr::Error);
+  std::vector<native::StepOperands> shapes{{randn({3}), randn({3}), randn({4}).abs()}};
+  CHECK_THROWS_AS(native::adagrad_steps(shapes, adagrad), gr::Error);
+  // float32 and float64 in one list: one parameter at a time, each as on its own.
+  Generator g(9);
+  const Tensor p32 = randn({5}, TensorOptions(kFloat32), &g), p64 = randn({6}, TensorOptions(kFloat64), &g);
+  std::vector<native::StepOperands> mixed{{p32.clone(), p32 * 0.5, ones({5})}, {p64.clone(), p64 * 0.5, ones({6}, kFloat64)}};
+  native::adagrad_steps(mixed, adagrad);
+  for (const native::StepOperands& o : mixed) {
+    const Tensor p = o[0].scalar_type() == kFloat32 ? p32 : p64;
+    std::vector<native::StepOperands> alone{{p.clone(), p * 0.5, ones_like(p)}};
+    native::adagrad_steps(alone, adagrad);
+    CHECK(o[0].equal(alone[0][0]));
+    CHECK(o[2].equal(alone[0][2]));
+    CHECK_FALSE(o[0].equal(p));  // it stepped
+  }
+}

@@ -1,10 +1,13 @@
 // CPU-vs-CUDA parity of the multi-tensor launches (Note [Multi-tensor launches]): the total norm
 // of clip_grad_norm_, its clipping, zero_grad's zeroing and the list optimizer steps, over
 // lists with odd sizes, empty tensors, tensors longer than a chunk and more tensors and chunks
-// than one launch holds; and the host synchronisations a train_gpt step makes (Note [Host
-// synchronisations]): at most one, its loss.item().
+// than one launch holds (RMSprop, Adagrad, Adamax, NAdam and RAdam through the optimizers
+// themselves, whose CUDA steps must not synchronise); and the host synchronisations a
+// train_gpt step makes (Note [Host synchronisations]): at most one, its loss.item().
+#include <functional>
 #include <gradring/core/native/optim/foreach.h>
 #include <gradring/core/native/optim/optimizer_steps.h>
+#include <memory>
 
 #include "common/gpt.h"
 #include "cuda_kernels/multi_tensor.h"
@@ -88,6 +91,72 @@ TEST_SUITE("cuda") {
       native::adadelta_steps(cpu, f);
       native::adadelta_steps(gpu, f);
       compare(gpu, cpu, "Adadelta");
+    }
+  }
+
+  TEST_CASE("RMSprop, Adagrad, Adamax, NAdam and RAdam on CUDA agree with the CPU, with no host synchronisation") {
+    using namespace gr::optim;
+    // Every option of each: momentum and centered, lr_decay and the initial accumulator,
+    // decoupled weight decay; 7 steps, so RAdam's rectified update (rho_t > 5) runs too.
+    const std::vector<std::pair<std::string, std::function<std::unique_ptr<Optimizer>(std::vector<Tensor>)>>> kinds{
+        {"RMSprop", [](std::vector<Tensor> p) { return std::make_unique<RMSprop>(p, RMSpropOptions(0.01)); }},
+        {"RMSprop momentum centered",
+         [](std::vector<Tensor> p) {
+           return std::make_unique<RMSprop>(
+               p, RMSpropOptions(0.005).alpha(0.9).eps(1e-6).weight_decay(0.01).momentum(0.8).centered(true));
+         }},
+        {"Adagrad",
+         [](std::vector<Tensor> p) {
+           return std::make_unique<Adagrad>(
+               p, AdagradOptions(0.2).lr_decay(0.1).weight_decay(0.05).initial_accumulator_value(0.5));
+         }},
+        {"Adamax",
+         [](std::vector<Tensor> p) {
+           return std::make_unique<Adamax>(p, AdamaxOptions(0.05).betas({0.7, 0.9}).weight_decay(0.1));
+         }},
+        {"NAdam",
+         [](std::vector<Tensor> p) {
+           return std::make_unique<NAdam>(p, NAdamOptions(0.02).betas({0.8, 0.95}).weight_decay(0.1).momentum_decay(0.01));
+         }},
+        {"NAdam decoupled",
+         [](std::vector<Tensor> p) {
+           return std::make_unique<NAdam>(p, NAdamOptions(0.02).weight_decay(0.1).decoupled_weight_decay(true));
+         }},
+        {"RAdam", [](std::vector<Tensor> p) { return std::make_unique<RAdam>(p, RAdamOptions(0.01).weight_decay(0.1)); }},
+        {"RAdam decoupled",
+         [](std::vector<Tensor> p) {
+           return std::make_unique<RAdam>(
+               p, RAdamOptions(0.02).betas({0.8, 0.99}).weight_decay(0.1).decoupled_weight_decay(true));
+         }},
+    };
+    for (const auto& [name, make] : kinds) {
+      Generator g(31);
+      std::vector<Tensor> cpu, gpu;
+      for (int i = 0; i < 60; ++i) {  // more tensors than a launch holds, one of several chunks
+        const int64_t n = i == 3 ? 2 * cuda::kChunk + 1 : 1 + 53 * i;
+        const Tensor x = randn({n}, TensorOptions(kFloat32), &g);
+        cpu.push_back(x.clone().requires_grad_(true));
+        gpu.push_back(x.to(cuda0()).requires_grad_(true));
+      }
+      std::unique_ptr<Optimizer> on_cpu = make(cpu), on_gpu = make(gpu);
+      for (int step = 0; step < 7; ++step) {
+        for (size_t i = 0; i < cpu.size(); ++i) {
+          const Tensor grad = randn(cpu[i].sizes(), TensorOptions(kFloat32), &g);
+          cpu[i].mutable_grad() = grad;
+          gpu[i].mutable_grad() = grad.to(cuda0());
+        }
+        on_cpu->step();
+        const uint64_t before = cuda::host_sync_count();
+        on_gpu->step();
+        INFO(name << " step " << step);
+        CHECK(cuda::host_sync_count() == before);  // step counts and coefficients come from the host
+      }
+      for (size_t i = 0; i < cpu.size(); ++i) {
+        check_match(gpu[i].detach(), cpu[i].detach(), Tol{1e-5, 1e-6}, name + " parameter " + std::to_string(i));
+        for (const auto& item : on_cpu->state(cpu[i]).items())
+          if (item.value().numel() == cpu[i].numel())  // the buffers, not the step count or mu_product
+            check_match(on_gpu->state(gpu[i])[item.key()], item.value(), Tol{1e-5, 1e-6}, name + " " + item.key());
+      }
     }
   }
 

@@ -2,7 +2,8 @@
 // Note [Row-major GEMM on cuBLASLt] checked by running the column-major problem lt_problem()
 // describes as cuBLASLt defines it (op(A) [m, k] op(B) [k, n], layouts rows x cols with a
 // leading dim, the bias along D's rows) on random matrices, against the row-major product
-// with bias[N] on every row; the layouts' consistency rules; pointer alignment; plan keys.
+// with bias[N] on every row; the layouts' consistency rules; pointer alignment; plan keys
+// (the deterministic switch among their fields) and the reduction schemes that switch allows.
 #include <array>
 #include <cmath>
 #include <random>
@@ -118,7 +119,7 @@ TEST_SUITE("cuda_host") {
     LtPlanKey same = base;
     CHECK(same == base);
     CHECK(hash(same) == hash(base));
-    std::vector<LtPlanKey> variants(9, base);
+    std::vector<LtPlanKey> variants(10, base);
     variants[0].problem = lt_problem(true, true, 768, 2304, 768, 768, 768, 2304);
     variants[1].problem = lt_problem(false, true, 768, 2304, 769, 769, 769, 2304);
     variants[2].type_c = 0;
@@ -128,11 +129,21 @@ TEST_SUITE("cuda_host") {
     variants[6].workspace = 0;
     variants[7].device = 1;
     variants[8].problem.c.ld = 2400;
+    variants[9].deterministic = true;  // Note [Deterministic cuBLASLt plans]
     std::unordered_set<size_t> hashes{hash(base)};
     for (const LtPlanKey& v : variants) {
       CHECK_FALSE(v == base);
       hashes.insert(hash(v));
     }
     CHECK(hashes.size() == variants.size() + 1);  // no collision among these
+  }
+
+  TEST_CASE("cuBLASLt under the deterministic switch: only the unsplit and in-place reduction schemes") {
+    // cublasLtReductionScheme_t: NONE 0, INPLACE 1, COMPUTE_TYPE 2, OUTPUT_TYPE 4, MASK 7.
+    CHECK(lt_reduction_scheme_mask(false) == 7u);
+    const uint32_t det = lt_reduction_scheme_mask(true);
+    CHECK((det & 1u) == 1u);  // in place: one fixed order
+    CHECK((det & 2u) == 0u);  // partial products combined in a separate pass: left out
+    CHECK((det & 4u) == 0u);
   }
 }

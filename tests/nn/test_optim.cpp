@@ -213,7 +213,9 @@ TEST_CASE("float32 parameters update in float32") {
 // one (each a parameter of its own, so every element takes the scalar tail).
 TEST_CASE("optimizer steps on a long parameter equal the same steps element by element (float32 and float64)") {
   for (ScalarType dtype : {kFloat32, kFloat64}) {
-    for (std::string name : {"sgd", "sgd_momentum", "sgd_nesterov", "adam_wd_amsgrad", "adamw", "adamw_amsgrad", "adadelta"}) {
+    for (std::string name : {"sgd", "sgd_momentum", "sgd_nesterov", "adam_wd_amsgrad", "adamw", "adamw_amsgrad", "adadelta",
+                             "rmsprop_centered_momentum", "adagrad_decay", "adamax_wd", "nadam_wd", "nadam_decoupled",
+                             "radam_rectified", "radam_decoupled"}) {
       CAPTURE(dtype);
       CAPTURE(name);
       const int64_t n = 1003;

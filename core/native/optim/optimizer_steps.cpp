@@ -1,9 +1,7 @@
 // Fused optimizer updates: argument checks and the CPU loops.
 #include "core/native/optim/optimizer_steps.h"
 
-#include <algorithm>
-
-#include "core/parallel.h"
+#include "core/native/optim/step_loop.h"
 
 namespace gr::native {
 
@@ -16,54 +14,7 @@ GR_DEFINE_DISPATCH(AdadeltaStepsFn, adadelta_steps_stub);
 
 namespace {
 
-void check_operands(const char* op, const Tensor& param, std::initializer_list<const Tensor*> others) {
-  GR_CHECK(param.defined() && param.is_contiguous() && param.is_floating_point(), op,
-           ": parameter must be a contiguous floating point tensor");
-  for (const Tensor* t : others) {
-    if (!t->defined()) continue;
-    GR_CHECK(t->is_contiguous() && t->sizes() == param.sizes() && t->scalar_type() == param.scalar_type() &&
-                 t->device() == param.device(),
-             op, ": every state tensor must be contiguous with the parameter's shape ", param.sizes(), ", dtype ",
-             param.scalar_type(), " and device ", param.device(), "; got ", t->sizes(), " ", t->scalar_type(), " ",
-             t->device());
-  }
-}
-
-// Note [Optimizer loops with absent buffers]
-// A state buffer may be absent (Adam without amsgrad, SGD without momentum). Testing the
-// pointer per element kept GCC from vectorising the loop: AdamW on ResNet-18's 11.2 M
-// parameters took 65 ms a step, 5.8 ns per parameter. Instead each block of elements points
-// an absent buffer at a small scratch array, so the inner loop always sees plain pointers.
-// The loops also work on a local copy of the functor: its fields are floats, and a store
-// through a float pointer might change them, so GCC reloaded each field per element rather
-// than vectorise.
-template <class T, class F, class... Buffers>
-void run(const Tensor& param, const Tensor& grad, const F& f, Buffers... buffers) {
-  T* p = param.data_ptr<T>();
-  const T* g = grad.data_ptr<T>();
-  if ((... && (buffers != nullptr))) {
-    // Every buffer present: a plain loop the compiler vectorises.
-    parallel_for(0, param.numel(), kGrainSize, [&](int64_t b, int64_t e) {
-      const F step = f;
-      for (int64_t i = b; i < e; ++i) step(p[i], g[i], buffers[i]...);
-    });
-    return;
-  }
-  constexpr int64_t kBlock = 256;
-  parallel_for(0, param.numel(), kGrainSize, [&](int64_t b, int64_t e) {
-    const F step = f;
-    T scratch[kBlock] = {};
-    for (int64_t b0 = b; b0 < e; b0 += kBlock) {
-      const int64_t n = std::min(kBlock, e - b0);
-      T* pb = p + b0;
-      const T* gb = g + b0;
-      const auto block = [&](T* q) { return q ? q + b0 : scratch; };
-      [&](auto*... qs) {
-        for (int64_t i = 0; i < n; ++i) step(pb[i], gb[i], qs[i]...);
-      }(block(buffers)...);
-    }
-  });
-}
+using namespace step_loop;
 
 void sgd_cpu(const Tensor& p, const Tensor& g, const Tensor& buf, const functors::SgdStep<double>& s) {
   dispatch_floating(p.scalar_type(), "sgd", [&]<class T>() { run<T>(p, g, functor_as<T>(s), ptr_or_null<T>(buf)); });
@@ -80,12 +31,6 @@ void adadelta_cpu(const Tensor& p, const Tensor& g, const Tensor& sq, const Tens
                     [&]<class T>() { run<T>(p, g, functor_as<T>(s), ptr_or_null<T>(sq), ptr_or_null<T>(acc)); });
 }
 
-// Tensor i of every parameter's operands, or an undefined tensor.
-const Tensor& operand(const StepOperands& o, size_t i) {
-  static const Tensor kNone;
-  return i < o.size() ? o[i] : kNone;
-}
-
 // The CPU runs a list one parameter at a time (Note [Foreach lists] in foreach.h).
 void sgd_steps_cpu(const std::vector<StepOperands>& ops, const functors::SgdStep<double>& s) {
   for (const StepOperands& o : ops) sgd_cpu(o[0], o[1], operand(o, 2), s);
@@ -95,13 +40,6 @@ void adam_steps_cpu(const std::vector<StepOperands>& ops, const functors::AdamSt
 }
 void adadelta_steps_cpu(const std::vector<StepOperands>& ops, const functors::AdadeltaStep<double>& s) {
   for (const StepOperands& o : ops) adadelta_cpu(o[0], o[1], operand(o, 2), operand(o, 3), s);
-}
-
-// Whether a checked list goes to one stub call: every parameter on the first's device, of its dtype.
-bool one_call(const std::vector<StepOperands>& ops) {
-  for (const StepOperands& o : ops)
-    if (o[0].device() != ops.front()[0].device() || o[0].scalar_type() != ops.front()[0].scalar_type()) return false;
-  return !ops.empty();
 }
 
 }  // namespace

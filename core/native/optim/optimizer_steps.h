@@ -32,6 +32,31 @@ functors::AdadeltaStep<T> functor_as(const functors::AdadeltaStep<double>& s) {
   return {T(s.lr), T(s.rho), T(s.eps), T(s.weight_decay)};
 }
 
+template <class T>
+functors::RmspropStep<T> functor_as(const functors::RmspropStep<double>& s) {
+  return {T(s.lr), T(s.alpha), T(s.one_minus_alpha), T(s.eps), T(s.weight_decay), T(s.momentum), s.with_momentum,
+          s.centered};
+}
+template <class T>
+functors::AdagradStep<T> functor_as(const functors::AdagradStep<double>& s) {
+  return {T(s.lr), T(s.eps), T(s.weight_decay)};
+}
+template <class T>
+functors::AdamaxStep<T> functor_as(const functors::AdamaxStep<double>& s) {
+  return {T(s.lr), T(s.one_minus_beta1), T(s.beta2), T(s.eps), T(s.weight_decay)};
+}
+template <class T>
+functors::NadamStep<T> functor_as(const functors::NadamStep<double>& s) {
+  return {T(s.one_minus_beta1), T(s.beta2),      T(s.one_minus_beta2), T(s.eps),      T(s.weight_decay),
+          T(s.decay),           T(s.bias_correction2), T(s.grad_coef), T(s.avg_coef), s.decoupled};
+}
+template <class T>
+functors::RadamStep<T> functor_as(const functors::RadamStep<double>& s) {
+  return {T(s.lr),    T(s.one_minus_beta1),  T(s.beta2),
+          T(s.one_minus_beta2), T(s.eps), T(s.weight_decay), T(s.decay), T(s.bias_correction1),
+          T(s.bias_correction2_sqrt), T(s.rect), s.decoupled, s.rectified};
+}
+
 // A null pointer for an undefined optional buffer; the kernels then pass the functor a
 // local dummy instead, which it never uses.
 template <class T>
@@ -56,6 +81,22 @@ GR_DECLARE_DISPATCH(SgdStepsFn, sgd_steps_stub);
 GR_DECLARE_DISPATCH(AdamStepsFn, adam_steps_stub);
 GR_DECLARE_DISPATCH(AdadeltaStepsFn, adadelta_steps_stub);
 
+// RMSprop, Adagrad, Adamax, NAdam and RAdam come as lists only (their optimizers step through
+// StepRuns); the CPU kernels are in adaptive_steps.cpp (Note [Tensor-op rounding of the
+// adaptive steps]). Operands per parameter: RMSprop {param, grad, square_avg, momentum_buffer,
+// grad_avg} (the last two undefined unless momentum / centered), Adagrad {param, grad, sum},
+// Adamax {param, grad, exp_avg, exp_inf}, NAdam and RAdam {param, grad, exp_avg, exp_avg_sq}.
+using RmspropStepsFn = void (*)(const std::vector<StepOperands>& operands, const functors::RmspropStep<double>& step);
+using AdagradStepsFn = void (*)(const std::vector<StepOperands>& operands, const functors::AdagradStep<double>& step);
+using AdamaxStepsFn = void (*)(const std::vector<StepOperands>& operands, const functors::AdamaxStep<double>& step);
+using NadamStepsFn = void (*)(const std::vector<StepOperands>& operands, const functors::NadamStep<double>& step);
+using RadamStepsFn = void (*)(const std::vector<StepOperands>& operands, const functors::RadamStep<double>& step);
+GR_DECLARE_DISPATCH(RmspropStepsFn, rmsprop_steps_stub);
+GR_DECLARE_DISPATCH(AdagradStepsFn, adagrad_steps_stub);
+GR_DECLARE_DISPATCH(AdamaxStepsFn, adamax_steps_stub);
+GR_DECLARE_DISPATCH(NadamStepsFn, nadam_steps_stub);
+GR_DECLARE_DISPATCH(RadamStepsFn, radam_steps_stub);
+
 // Checks the operands (naming `op`) and runs the update; buffers may be undefined where
 // the functor does not use them (momentum 0, no amsgrad).
 void sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const functors::SgdStep<double>& s);
@@ -68,5 +109,10 @@ void adadelta_step(const Tensor& param, const Tensor& grad, const Tensor& square
 void sgd_steps(const std::vector<StepOperands>& operands, const functors::SgdStep<double>& s);
 void adam_steps(const std::vector<StepOperands>& operands, const functors::AdamStep<double>& s);
 void adadelta_steps(const std::vector<StepOperands>& operands, const functors::AdadeltaStep<double>& s);
+void rmsprop_steps(const std::vector<StepOperands>& operands, const functors::RmspropStep<double>& s);
+void adagrad_steps(const std::vector<StepOperands>& operands, const functors::AdagradStep<double>& s);
+void adamax_steps(const std::vector<StepOperands>& operands, const functors::AdamaxStep<double>& s);
+void nadam_steps(const std::vector<StepOperands>& operands, const functors::NadamStep<double>& s);
+void radam_steps(const std::vector<StepOperands>& operands, const functors::RadamStep<double>& s);
 
 }  // namespace gr::native

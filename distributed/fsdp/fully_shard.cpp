@@ -146,6 +146,26 @@ void FSDPModule::set_reshard_after_forward(bool reshard, bool recurse) {
   for (const auto& u : units_below(module(), true)) u->set_reshard_after_forward(reshard);
 }
 
+namespace {
+std::vector<std::weak_ptr<FSDPUnit>> prefetch_targets(const FSDPUnit& unit, const std::vector<FSDPModule>& modules,
+                                                      const char* what) {
+  std::vector<std::weak_ptr<FSDPUnit>> out;
+  for (const FSDPModule& m : modules) {
+    GR_CHECK(m.unit().group() == unit.group(), "FSDPModule::", what, ": ", m.module().name(), " is sharded over "
+             "another process group than ", unit.module().name());
+    out.push_back(m.unit().weak_from_this());
+  }
+  return out;
+}
+}  // namespace
+
+void FSDPModule::set_modules_to_forward_prefetch(const std::vector<FSDPModule>& modules) {
+  unit().set_prefetch(true, prefetch_targets(unit(), modules, "set_modules_to_forward_prefetch"));
+}
+void FSDPModule::set_modules_to_backward_prefetch(const std::vector<FSDPModule>& modules) {
+  unit().set_prefetch(false, prefetch_targets(unit(), modules, "set_modules_to_backward_prefetch"));
+}
+
 void FSDPModule::unshard() const {
   unit().lazy_init();
   unit().unshard();

@@ -21,7 +21,7 @@ using namespace gr::distributed;
 using namespace gr::test;
 using namespace std::chrono_literals;
 
-TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm; SGD, Adam, AdamW, Adagrad, RMSprop, Adadelta, Adamax, NAdam, RAdam; uneven shards)") {
+TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm; SGD, Adam, AdamW, Adagrad, RMSprop, Adadelta, Adamax, NAdam, RAdam; uneven shards; reduce-scatters and gathers in pieces; explicit and no prefetch)") {
   for (const char* backend : {"gloo", "shm"})
     for (int world : {1, 2, 4}) {
       CAPTURE(backend);
@@ -36,12 +36,18 @@ TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm
           // RAdam's rectified step starts at step 6 (before it, SGD with momentum): 7 steps.
           check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = opt, .steps = opt == FsdpOpt::RAdam ? 7 : 3}, tol);
         check_fsdp_equals_ddp<Deep>(rank, world, FsdpCase{.opt = FsdpOpt::AdamW}, tol);
+        // Reduce-scatters and gathers in pieces (Note [FSDP reduce-scatter buckets]): every
+        // parameter alone (uneven shards), a Linear's weight and bias together (Deep); no
+        // prefetch, and explicit prefetch two units ahead.
+        check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = FsdpOpt::AdamW, .bucket_mb = 1e-6, .prefetch = 0}, tol);
+        check_fsdp_equals_ddp<Deep>(rank, world, FsdpCase{.opt = FsdpOpt::Adam, .bucket_mb = 0.004}, tol);
+        check_fsdp_equals_ddp<Deep>(rank, world, FsdpCase{.opt = FsdpOpt::SGD, .prefetch = 2}, tol);
         destroy_process_group();
       }, {.timeout = 240s});
     }
 }
 
-TEST_CASE("fully_shard with gradient accumulation (set_requires_gradient_sync), clipping over the shards and reshard_after_forward off equals DDP") {
+TEST_CASE("fully_shard with gradient accumulation (set_requires_gradient_sync), clipping over the shards, reshard_after_forward off and gradients in pieces equals DDP") {
   for (const char* backend : {"gloo", "shm"})
     for (int world : {2, 4}) {
       CAPTURE(backend);
@@ -54,6 +60,8 @@ TEST_CASE("fully_shard with gradient accumulation (set_requires_gradient_sync), 
         check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = FsdpOpt::AdamW, .clip = 0.1}, tol);
         check_fsdp_equals_ddp<Uneven>(
             rank, world, FsdpCase{.opt = FsdpOpt::Adam, .micro = 2, .reshard_after_forward = false}, tol);
+        check_fsdp_equals_ddp<Deep>(
+            rank, world, FsdpCase{.opt = FsdpOpt::AdamW, .micro = 3, .clip = 0.05, .bucket_mb = 1e-6, .prefetch = 0}, tol);
         destroy_process_group();
       }, {.timeout = 240s});
     }
@@ -129,6 +137,68 @@ TEST_CASE("fully_shard's peak within a step stays within the ZeRO-3 goal: 16/N b
       GR_CHECK(transient <= 3.0 * unit, "rank ", rank, ": ", transient / unit, " units held beside the shards at once, over 3");
       GR_CHECK(held + transient <= goal, "rank ", rank, ": peak ", (held + transient) / static_cast<double>(params),
                " bytes per parameter, over the goal's ", goal / static_cast<double>(params));
+      destroy_process_group();
+    }, {.timeout = 120s});
+  }
+}
+
+// Twelve units of four Linear(128, 128) each, so a unit's gradients and gathers can go in
+// pieces (a Linear's weight and bias, a quarter of the unit).
+struct QuadImpl : nn::Module {
+  QuadImpl() {
+    for (int i = 0; i < 4; ++i) layers.push_back(register_module("fc" + std::to_string(i), nn::Linear(128, 128)));
+  }
+  Tensor forward(Tensor x) {
+    for (auto& l : layers) x = tanh(l(x));
+    return x;
+  }
+  std::vector<nn::Linear> layers;
+};
+GR_MODULE(Quad);
+struct QuadChainImpl : nn::Module {
+  QuadChainImpl() {
+    for (int i = 0; i < 12; ++i) blocks.push_back(register_module("b" + std::to_string(i), Quad()));
+  }
+  Tensor forward(Tensor x) {
+    for (auto& b : blocks) x = b(x);
+    return x;
+  }
+  std::vector<Quad> blocks;
+};
+GR_MODULE(QuadChain);
+
+TEST_CASE("fully_shard without prefetch and with gradients and gathers in pieces holds about one unit beside the shards (12 units of 4 Linear, 2 ranks, Adam)") {
+  for (const char* backend : {"gloo", "shm"}) {
+    CAPTURE(backend);
+    spawn(2, [backend](int rank) {
+      init_process_group(backend);
+      const double unit = 4.0 * 128.0 * 129.0 * 4.0, piece = unit / 4.0;
+      // The most held beside the shards within the third step, in units.
+      auto transient = [&](bool lean) {
+        QuadChain model;
+        auto root = shard_children_then_root(
+            model, fsdp::FullyShardOptions().reduce_scatter_bucket_cap_mb(lean ? piece / (1 << 20) : 0).all_gather_bucket_cap_mb(
+                       lean ? piece / (1 << 20) : 0));
+        if (lean) set_prefetch(*model, 0);
+        auto opt = make_optimizer(FsdpOpt::Adam, root.parameters());
+        const Tensor x = randn({8, 128}), y = randn({8, 128});
+        for (int s = 0; s < 3; ++s) {
+          if (s == 2) fsdp::reset_peak_memory_stats();
+          opt->zero_grad();
+          mse_loss(model(x), y).backward();
+          opt->step();
+        }
+        GR_CHECK(fsdp::memory_stats().gathered_bytes == 0, "rank ", rank, ": bytes held between steps");
+        return static_cast<double>(fsdp::memory_stats().peak_gathered_bytes) / unit;
+      };
+      const double full = transient(false), lean = transient(true);
+      MESSAGE("rank " << rank << ": " << full << " units beside the shards by default, " << lean << " lean");
+      // Default: a unit's parameters, its gradients and the next unit's prefetched gather
+      // (Note [FSDP memory bound]). Lean: the unit's parameters plus a few pieces (the gather
+      // copying one piece out while the next arrives; a piece's gradients, its reduce-scatter
+      // buffers and the previous piece's in flight).
+      GR_CHECK(full > 2.5 && full <= 3.0, "rank ", rank, ": ", full, " units by default, expected 2.5 to 3");
+      GR_CHECK(lean <= 1.0 + 3.0 * piece / unit, "rank ", rank, ": ", lean, " units without prefetch, in pieces, over 1.75");
       destroy_process_group();
     }, {.timeout = 120s});
   }

@@ -381,6 +381,65 @@ TEST_CASE("fully_shard prefetches one unit ahead in forward and in backward (lea
   }, {.timeout = 120s});
 }
 
+TEST_CASE("fully_shard's explicit prefetch (set_modules_to_forward_prefetch / _backward_prefetch): two units ahead, and none with empty lists, as the trace shows") {
+  spawn(2, [](int rank) {
+    init_process_group("gloo");
+    for (int ahead : {2, 0}) {
+      CAPTURE(ahead);
+      Deep model;
+      model->to(kFloat64);
+      auto root = shard_children_then_root(model);
+      set_prefetch(*model, ahead);
+      optim::SGD opt(root.parameters(), optim::SGDOptions(0.01));
+      Data data = make_data(3, 8);
+      profiler::reset();
+      profiler::enable();
+      for (int s = 0; s < 3; ++s) {
+        mse_loss(model(data.x[s].narrow(0, rank * 4, 4)), data.y[s].narrow(0, rank * 4, 4)).backward();
+        opt.step();
+        opt.zero_grad();
+      }
+      profiler::enable(false);
+      std::map<std::string, std::vector<profiler::Event>> spans;
+      for (const profiler::Event& e : profiler::events()) spans[e.name].push_back(e);
+      // The last iteration's spans: a unit's forward gather is its second-to-last, its backward one its last.
+      auto last = [&](const std::string& name, size_t from_end = 0) -> const profiler::Event& {
+        const auto& v = spans[name];
+        GR_CHECK(v.size() > from_end, "rank ", rank, ": the trace has ", v.size(), " '", name, "' span(s)");
+        return v[v.size() - 1 - from_end];
+      };
+      auto end = [](const profiler::Event& e) { return e.start_ns + e.duration_ns; };
+      auto fc = [](int i) { return "fc" + std::to_string(i); };
+      for (int i = 0; i < 9; ++i) {
+        if (ahead == 2) {
+          // fc(i)'s hooks issued the gathers of fc(i+2) (forward) and fc(i-2) (backward).
+          if (i + 2 < 9)
+            GR_CHECK(last("all-gather " + fc(i + 2), 1).start_ns <= last("forward " + fc(i)).start_ns, "rank ", rank, ": ",
+                     fc(i + 2), "'s forward gather was not issued before ", fc(i), "'s forward");
+          if (i >= 2)
+            GR_CHECK(last("all-gather " + fc(i - 2)).start_ns <= end(last("backward " + fc(i))), "rank ", rank, ": ",
+                     fc(i - 2), "'s backward gather was not issued during ", fc(i), "'s backward");
+        } else {
+          // No prefetch: each gather is issued by the unit's own hook, after the previous unit is done.
+          if (i + 1 < 9)
+            GR_CHECK(last("all-gather " + fc(i + 1), 1).start_ns >= end(last("forward " + fc(i))), "rank ", rank, ": ",
+                     fc(i + 1), "'s forward gather was issued during ", fc(i), "'s forward");
+          if (i >= 1)
+            GR_CHECK(last("all-gather " + fc(i - 1)).start_ns >= end(last("backward " + fc(i))), "rank ", rank, ": ",
+                     fc(i - 1), "'s backward gather was issued during ", fc(i), "'s backward");
+        }
+      }
+    }
+    // A unit of another tree cannot be prefetched.
+    Deep a, b;
+    auto root_a = shard_children_then_root(a);
+    shard_children_then_root(b);
+    fsdp::fsdp_module(*a->layers[0]).set_modules_to_forward_prefetch({fsdp::fsdp_module(*b->layers[5])});
+    require_error([&] { a(randn({2, 6})); }, "which is not a unit of its tree", "prefetching another tree's unit");
+    destroy_process_group();
+  }, {.timeout = 120s});
+}
+
 TEST_CASE("fully_shard at GRADRING_DISTRIBUTED_DEBUG=DETAIL: ranks running the units in different orders fail naming them") {
   struct SwapImpl : nn::Module {
     explicit SwapImpl(bool swap) : swap(swap) {

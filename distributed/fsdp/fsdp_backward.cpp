@@ -62,42 +62,42 @@ namespace gr::distributed::fsdp {
 // most one piece's worth waits. Cost: more, smaller collectives, each overlapping only the
 // compute up to the next piece's launch.
 
-namespace {
-
-// The inverse of fsdp_gather.cpp's copy_out: parameter p's gradient rows into the rank-major
-// [N, S] buffer at column `col` (its shard's offset in the buffer's columns; padding stays zero).
-void copy_in(const Tensor& buffer, int64_t S, int64_t col, const Tensor& grad, const FSDPUnit::Param& p) {
-  if (p.numel() == 0) return;
-  const Tensor flat = native::contiguous(grad).view({p.numel()});
-  const int64_t chunk = p.shard_numel(), full = p.rows / p.shard_rows;
-  const int64_t rest = (p.rows - full * p.shard_rows) * p.row_elems;
-  if (full > 0) {
-    Tensor dst = make_view(buffer, {full, chunk}, {S, 1}, buffer.storage_offset() + col);
-    native::copy_(dst, flat.narrow(0, 0, full * chunk).view({full, chunk}));
-  }
-  if (rest > 0) native::copy_(buffer.narrow(0, full * S + col, rest), flat.narrow(0, full * chunk, rest));
-}
-
-}  // namespace
-
 std::vector<FSDPUnit::Bucket> FSDPUnit::make_buckets(double cap_mb, size_t elem_size, const char* option) const {
   GR_CHECK(cap_mb >= 0, "fully_shard: ", option, " must be >= 0 (0: the whole unit at once), got ", cap_mb);
   std::vector<Bucket> out;
   const double cap = cap_mb * 1024.0 * 1024.0;
-  const double per_elem = static_cast<double>(group_->size()) * static_cast<double>(elem_size);
-  double bytes = 0;
+  double bytes = 0;  // the open piece's
+  auto open = [&](size_t i, int64_t col) {
+    out.push_back({i, i + 1, col, col});
+    bytes = 0;
+  };
+  // From the last parameter's last row down: each piece takes whole rows while they fit.
   for (size_t i = params_.size(); i-- > 0;) {
-    const double b = per_elem * static_cast<double>(params_[i].shard_numel());
-    if (out.empty() || (cap > 0 && bytes > 0 && bytes + b > cap)) {
-      out.push_back({i, i + 1, 0, 0});
-      bytes = 0;
+    const Param& p = params_[i];
+    if (out.empty()) open(i, p.shard_offset + p.shard_numel());
+    if (cap == 0 || p.shard_numel() == 0) {  // all in one piece; an empty parameter joins the open one
+      out.back().begin = i;
+      out.back().lo = p.shard_offset;
+      continue;
     }
-    out.back().begin = i;
-    bytes += b;
-  }
-  for (Bucket& bk : out) {
-    bk.lo = params_[bk.begin].shard_offset;
-    bk.hi = params_[bk.end - 1].shard_offset + params_[bk.end - 1].shard_numel();
+    const double row_bytes = static_cast<double>(group_->size() * p.row_elems) * static_cast<double>(elem_size);
+    // A parameter that does not fit in the open piece starts one: a piece ending inside a
+    // parameter would keep its full gradient alive until the next parameter's arrive.
+    const double p_bytes = row_bytes * static_cast<double>(p.shard_rows);
+    if (bytes > 0 && bytes + p_bytes > cap) open(i, p.shard_offset + p.shard_numel());
+    for (int64_t top = p.shard_rows; top > 0;) {  // rows [0, top) of p not placed yet
+      const int64_t fit = static_cast<int64_t>((cap - bytes) / row_bytes);
+      if (fit <= 0 && bytes > 0) {
+        open(i, p.shard_offset + top * p.row_elems);
+        continue;
+      }
+      const int64_t take = std::min(std::max<int64_t>(fit, 1), top);
+      top -= take;
+      bytes += static_cast<double>(take) * row_bytes;
+      out.back().begin = i;
+      out.back().lo = p.shard_offset + top * p.row_elems;
+    }
+    if (p_bytes > cap) bytes = cap;  // split over pieces: its last piece holds nothing else either
   }
   return out;
 }
@@ -167,7 +167,10 @@ void FSDPUnit::launch_reduce(size_t b) {
     Param& p = params_[i];
     Tensor& grad = p.param.mutable_grad();
     if (!grad.defined()) continue;  // no gradient on this rank: zeros
-    copy_in(buffer, S, p.shard_offset - bk.lo, grad, p);
+    const auto [r0, r1] = bk.rows_of(p);
+    copy_rows(buffer, S, p.shard_offset + r0 * p.row_elems - bk.lo, native::contiguous(grad).view({p.numel()}), p, r0,
+              r1, /*to_rank_major=*/true);
+    if (r0 > 0) continue;  // the pieces after this one hold its lower rows
     grad = Tensor();  // this rank keeps only its shard of the gradient
     account_bytes(-p.grad_bytes);
     p.grad_bytes = 0;
@@ -221,11 +224,21 @@ void FSDPUnit::finish_reduce() {
   for (size_t i = bk.begin; i < bk.end; ++i) {
     Param& p = params_[i];
     if (!p.local.requires_grad()) continue;
-    Tensor g = reduce_output_.narrow(0, p.shard_offset - bk.lo, p.shard_numel()).view(p.local.sizes());
+    const auto [r0, r1] = bk.rows_of(p);
+    if (r1 <= r0 && p.shard_numel() > 0) continue;
+    Tensor g = reduce_output_.narrow(0, p.shard_offset + r0 * p.row_elems - bk.lo, (r1 - r0) * p.row_elems);
     if (g.scalar_type() != master_dtype_) g = native::to_dtype(g, master_dtype_);
     Tensor& local_grad = p.local.mutable_grad();
-    if (local_grad.defined()) native::add_(local_grad, g);
-    else local_grad = g;
+    if (r1 - r0 == p.shard_rows) {  // the whole shard: the reduce-scatter's output is its gradient
+      g = g.view(p.local.sizes());
+      if (local_grad.defined()) native::add_(local_grad, g);
+      else local_grad = g;
+      continue;
+    }
+    // Rows of it (Note [FSDP reduce-scatter buckets]): added into zeros the first time.
+    if (!local_grad.defined()) local_grad = zeros(p.local.sizes(), TensorOptions(master_dtype_).device(device_));
+    Tensor rows = local_grad.view({p.shard_numel()}).narrow(0, r0 * p.row_elems, (r1 - r0) * p.row_elems);
+    native::add_(rows, g);
   }
   reduce_work_.reset();
   reduce_input_ = Tensor();

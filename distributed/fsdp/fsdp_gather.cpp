@@ -36,27 +36,23 @@ namespace gr::distributed::fsdp {
 // reduce-scatter. A prefetched unit that then does not run is waited for and freed at the end
 // of the forward (without grad) or of the backward.
 
-namespace {
-
-// gathered: N rank-major shards of S elements; flat: the unsharded parameters back to back.
-// Parameter p's rows [r * c, (r + 1) * c) are at gathered[r * S + p.shard_offset]; the ranks
-// holding a full chunk are copied in one strided copy, the rank holding the last partial
-// chunk in a second one (torch.chunk's layout: only the last non-empty chunk is short).
-// `col`: the parameter's shard's column in `gathered` (its offset in the flat shard, less the
-// first column of the piece gathered: Note [FSDP reduce-scatter buckets]).
-void copy_out(const Tensor& gathered, int64_t S, int64_t col, const Tensor& flat, const FSDPUnit::Param& p) {
-  if (p.numel() == 0) return;
-  const int64_t chunk = p.shard_numel(), full = p.rows / p.shard_rows;
-  const int64_t rest = (p.rows - full * p.shard_rows) * p.row_elems;
-  if (full > 0) {
-    Tensor src = make_view(gathered, {full, chunk}, {S, 1}, gathered.storage_offset() + col);
-    native::copy_(flat.narrow(0, p.unsharded_offset, full * chunk).view({full, chunk}), src);
-  }
+void copy_rows(const Tensor& rank_major, int64_t S_b, int64_t col, const Tensor& flat, const FSDPUnit::Param& p,
+               int64_t r0, int64_t r1, bool to_rank_major) {
+  if (r1 <= r0 || p.numel() == 0) return;
+  const int64_t c = p.shard_rows, re = p.row_elems;
+  const int64_t full = p.rows / c, short_rows = p.rows - full * c;  // torch.chunk: only the last non-empty chunk is short
+  auto copy = [to_rank_major](const Tensor& buf, const Tensor& values) {
+    native::copy_(to_rank_major ? buf : values, to_rank_major ? values : buf);
+  };
+  const int64_t width = (r1 - r0) * re;
+  if (full > 0)
+    copy(make_view(rank_major, {full, width}, {S_b, 1}, rank_major.storage_offset() + col),
+         make_view(flat, {full, width}, {c * re, 1}, flat.storage_offset() + r0 * re));
+  const int64_t rest = std::min(r1, short_rows) - r0;
   if (rest > 0)
-    native::copy_(flat.narrow(0, p.unsharded_offset + full * chunk, rest), gathered.narrow(0, full * S + col, rest));
+    copy(rank_major.narrow(0, full * S_b + col, rest * re), flat.narrow(0, (full * c + r0) * re, rest * re));
 }
 
-}  // namespace
 
 void FSDPUnit::check_same_unit_everywhere(const char* what) const {
   if (!detail_ || group_->size() == 1) return;
@@ -139,8 +135,12 @@ void FSDPUnit::wait_gather() {
     const Tensor gathered = std::move(gather_buffer_);
     if (k + 1 < gather_pieces_.size()) issue_piece(k + 1);
     const Bucket& piece = gather_pieces_[k];
-    for (size_t i = piece.begin; i < piece.end; ++i)
-      copy_out(gathered, piece.hi - piece.lo, params_[i].shard_offset - piece.lo, flat, params_[i]);
+    for (size_t i = piece.begin; i < piece.end; ++i) {
+      const Param& p = params_[i];
+      const auto [r0, r1] = piece.rows_of(p);
+      copy_rows(gathered, piece.hi - piece.lo, p.shard_offset + r0 * p.row_elems - piece.lo,
+                flat.narrow(0, p.unsharded_offset, p.numel()), p, r0, r1, /*to_rank_major=*/false);
+    }
     if (multi_rank) account_bytes(-static_cast<int64_t>(gathered.nbytes()));
   }
   unsharded_.set_version(version);

@@ -5,10 +5,12 @@
 // learned orders and end of backward.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "distributed/fsdp/fully_shard.h"
@@ -159,11 +161,19 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   void pre_backward();
   void on_gradient_ready(size_t index);
   void post_backward();
-  // Note [FSDP reduce-scatter buckets]: consecutive parameters in pieces of at most cap_mb MiB
-  // of [N, S_b] elements of elem_size bytes; one piece of every parameter when cap_mb is 0.
+  // Note [FSDP reduce-scatter buckets]: the flat shard's elements [lo, hi), whole rows of the
+  // parameters [begin, end), in pieces of at most cap_mb MiB of [N, S_b] elements of elem_size
+  // bytes (a row over the cap alone); one piece of everything when cap_mb is 0.
   struct Bucket {
     size_t begin = 0, end = 0;
     int64_t lo = 0, hi = 0;
+    // The rows [r0, r1) of parameter p's shard that this piece holds (r0 == r1: none).
+    std::pair<int64_t, int64_t> rows_of(const Param& p) const {
+      const int64_t end_col = p.shard_offset + p.shard_numel();
+      if (p.shard_numel() == 0 || hi <= p.shard_offset || lo >= end_col) return {0, 0};
+      return {(std::max(lo, p.shard_offset) - p.shard_offset) / p.row_elems,
+              (std::min(hi, end_col) - p.shard_offset) / p.row_elems};
+    }
   };
   std::vector<Bucket> make_buckets(double cap_mb, size_t elem_size, const char* option) const;
   bool bucket_ready(size_t b) const;
@@ -237,6 +247,15 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   int64_t forward_start_ns_ = 0, backward_start_ns_ = 0, reduce_launch_ns_ = 0;
   std::shared_ptr<int64_t> reduce_done_ns_;
 };
+
+// Between a parameter's values (`flat`, [numel], its rows in order) and a piece's rank-major
+// [N, S_b] buffer `rank_major` (Note [FSDP units]): the rows [r0, r1) of every rank's chunk of
+// p (those the parameter has: the last chunks may be short or empty), at column `col` of the
+// buffer (rank r's rows at rank_major[r * S_b + col ...]). `to_rank_major`: gradients into a
+// reduce-scatter's input; else a gather's output into the parameter. Strided copies, one for the
+// ranks holding full chunks and one for the rank holding the short one.
+void copy_rows(const Tensor& rank_major, int64_t S_b, int64_t col, const Tensor& flat, const FSDPUnit::Param& p,
+               int64_t r0, int64_t r1, bool to_rank_major);
 
 // Counts bytes fully_shard allocates (> 0) or frees (< 0) besides the shards (memory_stats).
 void account_bytes(int64_t delta);

@@ -174,11 +174,11 @@ TEST_CASE("fully_shard without prefetch and with gradients and gathers in pieces
       init_process_group(backend);
       const double unit = 4.0 * 128.0 * 129.0 * 4.0, piece = unit / 4.0;
       // The most held beside the shards within the third step, in units.
-      auto transient = [&](bool lean) {
+      // lean: no prefetch, pieces of `mb` MiB.
+      auto transient = [&](bool lean, double mb) {
         QuadChain model;
         auto root = shard_children_then_root(
-            model, fsdp::FullyShardOptions().reduce_scatter_bucket_cap_mb(lean ? piece / (1 << 20) : 0).all_gather_bucket_cap_mb(
-                       lean ? piece / (1 << 20) : 0));
+            model, fsdp::FullyShardOptions().reduce_scatter_bucket_cap_mb(lean ? mb : 0).all_gather_bucket_cap_mb(lean ? mb : 0));
         if (lean) set_prefetch(*model, 0);
         auto opt = make_optimizer(FsdpOpt::Adam, root.parameters());
         const Tensor x = randn({8, 128}), y = randn({8, 128});
@@ -191,14 +191,21 @@ TEST_CASE("fully_shard without prefetch and with gradients and gathers in pieces
         GR_CHECK(fsdp::memory_stats().gathered_bytes == 0, "rank ", rank, ": bytes held between steps");
         return static_cast<double>(fsdp::memory_stats().peak_gathered_bytes) / unit;
       };
-      const double full = transient(false), lean = transient(true);
-      MESSAGE("rank " << rank << ": " << full << " units beside the shards by default, " << lean << " lean");
+      // Pieces of a Linear (its weight and bias), and of half of one (a piece ends inside a weight).
+      const double full = transient(false, 0), lean = transient(true, piece / (1 << 20)),
+                   leaner = transient(true, piece / 2 / (1 << 20));
+      MESSAGE("rank " << rank << ": " << full << " units beside the shards by default, " << lean << " lean, " << leaner
+                      << " in half-Linear pieces");
       // Default: a unit's parameters, its gradients and the next unit's prefetched gather
       // (Note [FSDP memory bound]). Lean: the unit's parameters plus a few pieces (the gather
       // copying one piece out while the next arrives; a piece's gradients, its reduce-scatter
       // buffers and the previous piece's in flight).
       GR_CHECK(full > 2.5 && full <= 3.0, "rank ", rank, ": ", full, " units by default, expected 2.5 to 3");
       GR_CHECK(lean <= 1.0 + 3.0 * piece / unit, "rank ", rank, ": ", lean, " units without prefetch, in pieces, over 1.75");
+      // Half-Linear pieces: the parameters, one weight's full gradient (alive until its last
+      // piece is copied in: autograd hands it over whole) and about 1.5 half-pieces of buffers.
+      GR_CHECK(leaner < lean && leaner <= 1.45, "rank ", rank, ": ", leaner, " units in half-Linear pieces (", lean,
+               " in Linear pieces), over 1.45");
       destroy_process_group();
     }, {.timeout = 120s});
   }

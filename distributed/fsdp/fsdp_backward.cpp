@@ -42,6 +42,20 @@ namespace gr::distributed::fsdp {
 // blocks) adds its own parameters and gradients. bench_ddp --modes fsdp measures it
 // (fsdp::memory_stats: 10.04 bytes per parameter on GPT small, 2 ranks); test_fsdp.cpp
 // asserts the 3u.
+// Below 3u, toward the ZeRO goal's one unit, is a choice of memory over overlap, per unit:
+//  - no prefetch (set_modules_to_forward_prefetch({}) and set_modules_to_backward_prefetch({})):
+//    the next unit's gather is issued by its own hook, after this unit is freed; 2u (the
+//    parameters and their gradients; a gather's buffer beside the parameters in its copy-out).
+//    Cost: every all-gather is waited for in full, overlapping no compute;
+//  - pieces (reduce_scatter_bucket_cap_mb, all_gather_bucket_cap_mb; Note [FSDP reduce-scatter
+//    buckets]): the gradients leave in pieces as they come and a gather arrives in pieces, so
+//    beside the unit's parameters wait its largest parameter's full gradient (autograd hands it
+//    over whole) and a few pieces' buffers. Cost: more, smaller collectives; each reduce-scatter
+//    overlaps only the compute until the next piece is launched, each piece's gather only the
+//    previous piece's copy-out. With prefetch on, only the first piece is prefetched.
+// Both: u + the largest parameter + ~2.5 pieces (test_fsdp.cpp: 1.44u for 12 units of four
+// Linear in half-Linear pieces, 3u by default); on GPT small (bench_ddp --modes fsdp-lean,
+// 1 MiB pieces) see docs/benchmarks.md.
 
 // Note [FSDP reduce-scatter buckets]
 // With reduce_scatter_bucket_cap_mb a unit's gradients are reduce-scattered in pieces instead of

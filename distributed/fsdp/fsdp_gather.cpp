@@ -35,6 +35,14 @@ namespace gr::distributed::fsdp {
 // the program is; GRADRING_DISTRIBUTED_DEBUG=DETAIL checks it before every gather and
 // reduce-scatter. A prefetched unit that then does not run is waited for and freed at the end
 // of the forward (without grad) or of the backward.
+// FSDPModule::set_modules_to_forward_prefetch / set_modules_to_backward_prefetch (torch's
+// explicit prefetch) replace a unit's learned one-ahead by a list, issued in its order right
+// after the unit's own gather is copied out, from the first iteration on; a list of two or more
+// has that many gathers in flight and buffers alive at once. An empty list prefetches nothing:
+// each unit's gather is issued by its own hook and waited for in full (the memory bound's
+// choice, Note [FSDP memory bound] in fsdp_backward.cpp). Gathers in pieces
+// (all_gather_bucket_cap_mb) prefetch their first piece only; the rest arrive one piece ahead
+// of the copy-out in wait_gather.
 
 void copy_rows(const Tensor& rank_major, int64_t S_b, int64_t col, const Tensor& flat, const FSDPUnit::Param& p,
                int64_t r0, int64_t r1, bool to_rank_major) {

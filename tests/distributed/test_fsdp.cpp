@@ -95,9 +95,10 @@ TEST_CASE("fully_shard holds 1/N of the parameters between steps; the shards' la
 // Twelve equal units: the ZeRO-3 goal (16/N bytes per parameter plus one unit, +10%) leaves
 // 3.5 units beside the shards on 2 ranks, so the bound of Note [FSDP memory bound] (3 units)
 // meets it; a reduce-scatter overlapping the next unit's gradients (4.5 units) does not.
+// `n` Linear(width, width), each followed by tanh.
 struct ChainImpl : nn::Module {
-  ChainImpl() {
-    for (int i = 0; i < 12; ++i) layers.push_back(register_module("fc" + std::to_string(i), nn::Linear(256, 256)));
+  ChainImpl(int n, int64_t width) {
+    for (int i = 0; i < n; ++i) layers.push_back(register_module("fc" + std::to_string(i), nn::Linear(width, width)));
   }
   Tensor forward(Tensor x) {
     for (auto& l : layers) x = tanh(l(x));
@@ -112,7 +113,7 @@ TEST_CASE("fully_shard's peak within a step stays within the ZeRO-3 goal: 16/N b
     CAPTURE(backend);
     spawn(2, [backend](int rank) {
       init_process_group(backend);
-      Chain model;
+      Chain model(12, 256);
       const int64_t params = param_bytes(*model) / 4;  // float32
       auto root = shard_children_then_root(model);
       auto opt = make_optimizer(FsdpOpt::Adam, root.parameters());
@@ -144,26 +145,15 @@ TEST_CASE("fully_shard's peak within a step stays within the ZeRO-3 goal: 16/N b
 
 // Twelve units of four Linear(128, 128) each, so a unit's gradients and gathers can go in
 // pieces (a Linear's weight and bias, a quarter of the unit).
-struct QuadImpl : nn::Module {
-  QuadImpl() {
-    for (int i = 0; i < 4; ++i) layers.push_back(register_module("fc" + std::to_string(i), nn::Linear(128, 128)));
-  }
-  Tensor forward(Tensor x) {
-    for (auto& l : layers) x = tanh(l(x));
-    return x;
-  }
-  std::vector<nn::Linear> layers;
-};
-GR_MODULE(Quad);
 struct QuadChainImpl : nn::Module {
   QuadChainImpl() {
-    for (int i = 0; i < 12; ++i) blocks.push_back(register_module("b" + std::to_string(i), Quad()));
+    for (int i = 0; i < 12; ++i) blocks.push_back(register_module("b" + std::to_string(i), Chain(4, 128)));
   }
   Tensor forward(Tensor x) {
     for (auto& b : blocks) x = b(x);
     return x;
   }
-  std::vector<Quad> blocks;
+  std::vector<Chain> blocks;
 };
 GR_MODULE(QuadChain);
 

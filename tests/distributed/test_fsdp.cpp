@@ -318,33 +318,54 @@ TEST_CASE("fully_shard: the unit lives as long as its module (no reference cycle
   }, {.timeout = 60s});
 }
 
+namespace {
+
+// Profiler spans by name, in order: the last iteration's are the last of each name.
+struct Spans {
+  int rank = 0;
+  std::map<std::string, std::vector<profiler::Event>> by_name;
+  const profiler::Event& last(const std::string& name, size_t from_end = 0) {
+    const auto& v = by_name[name];
+    GR_CHECK(v.size() > from_end, "rank ", rank, ": the trace has ", v.size(), " '", name, "' span(s)");
+    return v[v.size() - 1 - from_end];
+  }
+  static int64_t end(const profiler::Event& e) { return e.start_ns + e.duration_ns; }
+};
+
+// Three SGD steps of Deep (every Linear a unit; ahead >= 0: set_prefetch(model, ahead)) under
+// the profiler; `trace_dir`: write the Chrome trace there and return its path in it.
+Spans traced_deep_steps(int rank, int ahead, std::string* trace_dir = nullptr) {
+  Deep model;
+  model->to(kFloat64);
+  auto root = shard_children_then_root(model);
+  if (ahead >= 0) set_prefetch(*model, ahead);
+  optim::SGD opt(root.parameters(), optim::SGDOptions(0.01));
+  Data data = make_data(3, 8);
+  profiler::reset();
+  profiler::enable();
+  for (int s = 0; s < 3; ++s) {
+    mse_loss(model(data.x[s].narrow(0, rank * 4, 4)), data.y[s].narrow(0, rank * 4, 4)).backward();
+    opt.step();
+    opt.zero_grad();
+  }
+  profiler::enable(false);
+  if (trace_dir) *trace_dir = root.write_chrome_trace(*trace_dir);
+  Spans spans{rank, {}};
+  for (const profiler::Event& e : profiler::events()) spans.by_name[e.name].push_back(e);
+  return spans;
+}
+
+}  // namespace
+
 TEST_CASE("fully_shard prefetches one unit ahead in forward and in backward (learned orders): the trace shows the gathers overlapping compute; the flight recorder has every gather and reduce-scatter") {
   spawn(2, [](int rank) {
     init_process_group("gloo");
-    Deep model;
-    model->to(kFloat64);
-    auto root = shard_children_then_root(model);
-    optim::SGD opt(root.parameters(), optim::SGDOptions(0.01));
-    Data data = make_data(3, 8);
-    profiler::reset();
-    profiler::enable();
-    for (int s = 0; s < 3; ++s) {
-      mse_loss(model(data.x[s].narrow(0, rank * 4, 4)), data.y[s].narrow(0, rank * 4, 4)).backward();
-      opt.step();
-      opt.zero_grad();
-    }
-    profiler::enable(false);
-    const std::string path = root.write_chrome_trace(test::temp_path("gradring_fsdp_trace", "r" + std::to_string(rank)));
+    std::string path = test::temp_path("gradring_fsdp_trace", "r" + std::to_string(rank));
+    Spans trace = traced_deep_steps(rank, -1, &path);
     GR_CHECK(std::filesystem::exists(path), "rank ", rank, ": no trace at ", path);
-    // Spans by name (the last occurrence: the third iteration, orders learned).
-    std::map<std::string, std::vector<profiler::Event>> spans;
-    for (const profiler::Event& e : profiler::events()) spans[e.name].push_back(e);
-    auto last = [&](const std::string& name, size_t from_end = 0) -> const profiler::Event& {
-      const auto& v = spans[name];
-      GR_CHECK(v.size() > from_end, "rank ", rank, ": the trace has ", v.size(), " '", name, "' span(s)");
-      return v[v.size() - 1 - from_end];
-    };
-    auto end = [](const profiler::Event& e) { return e.start_ns + e.duration_ns; };
+    auto& spans = trace.by_name;
+    auto last = [&](const std::string& name, size_t from_end = 0) -> const profiler::Event& { return trace.last(name, from_end); };
+    auto end = Spans::end;
     // Nine Linear units: each gathered twice per iteration (forward, backward), reduce-scattered once.
     for (int i = 0; i < 9; ++i) {
       const std::string unit = "fc" + std::to_string(i);
@@ -383,29 +404,10 @@ TEST_CASE("fully_shard's explicit prefetch (set_modules_to_forward_prefetch / _b
     init_process_group("gloo");
     for (int ahead : {2, 0}) {
       CAPTURE(ahead);
-      Deep model;
-      model->to(kFloat64);
-      auto root = shard_children_then_root(model);
-      set_prefetch(*model, ahead);
-      optim::SGD opt(root.parameters(), optim::SGDOptions(0.01));
-      Data data = make_data(3, 8);
-      profiler::reset();
-      profiler::enable();
-      for (int s = 0; s < 3; ++s) {
-        mse_loss(model(data.x[s].narrow(0, rank * 4, 4)), data.y[s].narrow(0, rank * 4, 4)).backward();
-        opt.step();
-        opt.zero_grad();
-      }
-      profiler::enable(false);
-      std::map<std::string, std::vector<profiler::Event>> spans;
-      for (const profiler::Event& e : profiler::events()) spans[e.name].push_back(e);
+      Spans trace = traced_deep_steps(rank, ahead);
       // The last iteration's spans: a unit's forward gather is its second-to-last, its backward one its last.
-      auto last = [&](const std::string& name, size_t from_end = 0) -> const profiler::Event& {
-        const auto& v = spans[name];
-        GR_CHECK(v.size() > from_end, "rank ", rank, ": the trace has ", v.size(), " '", name, "' span(s)");
-        return v[v.size() - 1 - from_end];
-      };
-      auto end = [](const profiler::Event& e) { return e.start_ns + e.duration_ns; };
+      auto last = [&](const std::string& name, size_t from_end = 0) -> const profiler::Event& { return trace.last(name, from_end); };
+      auto end = Spans::end;
       auto fc = [](int i) { return "fc" + std::to_string(i); };
       for (int i = 0; i < 9; ++i) {
         if (ahead == 2) {

@@ -94,8 +94,6 @@ void FSDPUnit::issue_gather() {
   gather_source_ = compute_dtype_ == master_dtype_ ? shard_ : native::to_dtype(shard_, compute_dtype_);
   gather_bytes_ = gather_source_.is_same(shard_) ? 0 : static_cast<int64_t>(gather_source_.nbytes());
   account_bytes(gather_bytes_);
-  gather_issue_ns_ = profiler::now_ns();
-  gather_done_ns_.reset();
   if (group_->size() > 1) check_same_unit_everywhere("gathers");
   issue_piece(0);
   gather_ = Gather::Issued;
@@ -106,6 +104,8 @@ void FSDPUnit::issue_piece(size_t k) {
   const Bucket& piece = gather_pieces_[k];
   const int64_t n = group_->size(), S = piece.hi - piece.lo;
   const Tensor source = gather_source_.narrow(0, piece.lo, S);
+  gather_issue_ns_ = profiler::now_ns();
+  gather_done_ns_.reset();
   if (n == 1) {
     gather_buffer_ = source;  // one rank: its shard is the whole unit
     return;
@@ -134,6 +134,11 @@ void FSDPUnit::wait_gather() {
         wait_for(gather_work_, *group_, "fully_shard", "the all-gather of unit '" + label() + "' (" + module_->name() + ")");
     }
     gather_work_.reset();
+    // One span per piece, from its issue to its arrival (a prefetched first piece's from the prefetch).
+    if (profiler::enabled()) {
+      const int64_t end = gather_done_ns_ && *gather_done_ns_ ? *gather_done_ns_ : profiler::now_ns();
+      profiler::record("all-gather " + label(), "comm", gather_issue_ns_, end, "fsdp all-gather");
+    }
     if (k == 0) {
       unsharded_.reallocate(static_cast<size_t>(unsharded_elems_) * element_size(compute_dtype_));
       account_bytes(static_cast<int64_t>(unsharded_.nbytes()));
@@ -152,10 +157,6 @@ void FSDPUnit::wait_gather() {
     if (multi_rank) account_bytes(-static_cast<int64_t>(gathered.nbytes()));
   }
   unsharded_.set_version(version);
-  if (profiler::enabled()) {
-    const int64_t end = gather_done_ns_ && *gather_done_ns_ ? *gather_done_ns_ : profiler::now_ns();
-    profiler::record("all-gather " + label(), "comm", gather_issue_ns_, end, "fsdp all-gather");
-  }
   gather_source_ = gather_buffer_ = Tensor();
   account_bytes(-gather_bytes_);
   gather_bytes_ = 0;

@@ -100,7 +100,7 @@ class FSDPModule {
   // Writes this rank's profiler events (core/profiler.h; switch it on with profiler::enable())
   // as a Chrome trace `<dir>/rank<r>.json` labelled "rank r": the forward and backward ops on
   // the compute thread, with the waits for gathers; a row "fsdp units" with each unit's forward
-  // and backward; a row "fsdp all-gather" with each gather from issue to done; a row
+  // and backward; a row "fsdp all-gather" with each gather (each piece) from issue to done; a row
   // "fsdp reduce-scatter" with each reduce-scatter from launch to done. As DDP's.
   std::string write_chrome_trace(const std::string& dir) const;
 

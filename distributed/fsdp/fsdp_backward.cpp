@@ -1,6 +1,7 @@
 // A unit's backward: the pre-backward gather (a hook on its outputs' gradients), the
-// post-accumulate-grad hooks counting its parameters' gradients, and the post-backward
-// reduce-scatter into this rank's shard gradients. See Note [FSDP units].
+// post-accumulate-grad hooks counting its parameters' gradients, and the reduce-scatters
+// into this rank's shard gradients (the whole unit at its post-backward, or in pieces as the
+// gradients come). See Note [FSDP units].
 #include <algorithm>
 
 #include "autograd/engine.h"

@@ -62,16 +62,19 @@ namespace gr::distributed::fsdp {
 // With reduce_scatter_bucket_cap_mb a unit's gradients are reduce-scattered in pieces instead of
 // at once when its backward ends. The pieces are fixed at fully_shard: the parameters in reverse
 // registration order (their gradients come roughly in that order in backward, as DDP's buckets
-// assume), a piece closed before the parameter that would take its [N, S_b] input over the cap
-// (a parameter over the cap alone is a piece). A piece is consecutive parameters, so its shards
-// are the elements [lo, hi) of the flat shard and its input is the same rank-major layout as the
-// whole unit's (Note [FSDP units]) over those columns only: the reduce-scatter of every piece
+// assume), a piece closed before the parameter that would take its [N, S_b] input over the cap;
+// a parameter over the cap is split by rows of its shard into pieces of its own (a piece ending
+// inside a parameter would keep its whole gradient waiting for the next parameter's). A piece
+// is whole rows of consecutive parameters, so its shards are the elements [lo, hi) of the flat
+// shard and its input is the same rank-major layout as the whole unit's (Note [FSDP units])
+// over those columns only (copy_rows in fsdp_gather.cpp): the reduce-scatter of every piece
 // adds exactly the numbers the one of the whole unit adds, in the same per-element order (equal
 // bitwise where that is DDP's order). Pieces are launched strictly in order, each once every
 // parameter of it has its gradient (the post-accumulate-grad hook), so every rank issues the
 // same reduce-scatters in the same order whatever order its gradients came in; each launch
 // first finishes the reduce-scatter in flight (one at a time, Note [FSDP memory bound]) and
-// drops the full gradients it copies in. The unit's post-backward launches what is left (its
+// drops the full gradients whose last rows it copies in; the rows' sums are added into the
+// shards' .grad (zeros first when unset). The unit's post-backward launches what is left (its
 // last piece; at the end of backward, pieces with gradients missing, as zeros). Saved: the
 // unit's full gradients no longer pile up to a whole unit beside its gathered parameters; at
 // most one piece's worth waits. Cost: more, smaller collectives, each overlapping only the

@@ -83,8 +83,8 @@ inline std::vector<std::shared_ptr<nn::Module>> fsdp_units(nn::Module& model) {
 
 // bench_ddp's fully sharded modes: every unit of fsdp_units, then the model (the root unit).
 // fsdp: FSDP2's defaults (one unit prefetched ahead, one reduce-scatter and all-gather per
-// unit); fsdp-keep: reshard_after_forward off; fsdp-noprefetch: every unit's prefetch lists
-// empty; fsdp-pieces: gradients reduce-scattered and units gathered in pieces of at most
+// unit); fsdp-keep: reshard_after_forward off; fsdp-noprefetch: set_prefetch_enabled(false)
+// on every unit; fsdp-pieces: gradients reduce-scattered and units gathered in pieces of at most
 // piece_mb MiB (reduce_scatter_bucket_cap_mb, all_gather_bucket_cap_mb); fsdp-lean: both, the
 // least memory (Note [FSDP memory bound] in distributed/fsdp/fsdp_backward.cpp).
 inline distributed::fsdp::FSDPModule fully_shard_mode(const std::shared_ptr<nn::Module>& model, const std::string& mode,
@@ -100,11 +100,7 @@ inline distributed::fsdp::FSDPModule fully_shard_mode(const std::shared_ptr<nn::
   std::vector<fsdp::FSDPModule> units;
   for (const auto& unit : fsdp_units(*model)) units.push_back(fsdp::fully_shard(unit, o));
   units.push_back(fsdp::fully_shard(model, o));
-  if (no_prefetch)
-    for (fsdp::FSDPModule& u : units) {
-      u.set_modules_to_forward_prefetch({});
-      u.set_modules_to_backward_prefetch({});
-    }
+  if (no_prefetch) units.back().set_prefetch_enabled(false);  // every unit of the tree
   return units.back();
 }
 

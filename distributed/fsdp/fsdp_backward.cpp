@@ -44,7 +44,7 @@ namespace gr::distributed::fsdp {
 // (fsdp::memory_stats: 10.04 bytes per parameter on GPT small, 2 ranks); test_fsdp.cpp
 // asserts the 3u.
 // Below 3u, toward the ZeRO goal's one unit, is a choice of memory over overlap, per unit:
-//  - no prefetch (set_modules_to_forward_prefetch({}) and set_modules_to_backward_prefetch({})):
+//  - no prefetch (FSDPModule::set_prefetch_enabled(false)):
 //    the next unit's gather is issued by its own hook, after this unit is freed; 2u (the
 //    parameters and their gradients; a gather's buffer beside the parameters in its copy-out).
 //    Cost: every all-gather is waited for in full, overlapping no compute;

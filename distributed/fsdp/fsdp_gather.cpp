@@ -38,9 +38,10 @@ namespace gr::distributed::fsdp {
 // FSDPModule::set_modules_to_forward_prefetch / set_modules_to_backward_prefetch (torch's
 // explicit prefetch) replace a unit's learned one-ahead by a list, issued in its order right
 // after the unit's own gather is copied out, from the first iteration on; a list of two or more
-// has that many gathers in flight and buffers alive at once. An empty list prefetches nothing:
-// each unit's gather is issued by its own hook and waited for in full (the memory bound's
-// choice, Note [FSDP memory bound] in fsdp_backward.cpp). Gathers in pieces
+// has that many gathers in flight and buffers alive at once; an empty list is the default, as
+// in torch. FSDPModule::set_prefetch_enabled(false) stores an empty list here: then each unit's
+// gather is issued by its own hook and waited for in full (the memory bound's choice, Note
+// [FSDP memory bound] in fsdp_backward.cpp). Gathers in pieces
 // (all_gather_bucket_cap_mb) prefetch their first piece only; the rest arrive one piece ahead
 // of the copy-out in wait_gather.
 

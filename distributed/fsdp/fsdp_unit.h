@@ -115,8 +115,9 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   bool requires_gradient_sync() const { return sync_; }
   void set_requires_gradient_sync(bool on) { sync_ = on; }
   void set_reshard_after_forward(bool on) { reshard_after_forward_ = on; }
-  // FSDPModule::set_modules_to_forward_prefetch / _backward_prefetch (Note [FSDP prefetch]).
-  void set_prefetch(bool forward, std::vector<std::weak_ptr<FSDPUnit>> units) {
+  // FSDPModule::set_modules_to_forward_prefetch / _backward_prefetch and set_prefetch_enabled
+  // (Note [FSDP prefetch]): nullopt, the learned one ahead; else exactly these (none: no prefetch).
+  void set_prefetch(bool forward, std::optional<std::vector<std::weak_ptr<FSDPUnit>>> units) {
     (forward ? forward_prefetch_ : backward_prefetch_) = std::move(units);
   }
   bool is_unsharded() const { return gather_ == Gather::Done; }

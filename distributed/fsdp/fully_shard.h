@@ -85,12 +85,15 @@ class FSDPModule {
   // the one unit ahead learned from the first iteration (Note [FSDP prefetch]). A singleton list
   // of the unit that runs next behaves as the default; two or more prefetch further ahead and
   // hold more units gathered at once. Every unit must belong to this unit's tree (a gr::Error
-  // at the first prefetch otherwise). Unlike torch, an empty list switches this unit's prefetch
-  // off (torch's default is the empty list, there the same as not calling these): each unit's
-  // gather then waits for nothing ahead, and at most one unit is gathered at a time (Note [FSDP
-  // memory bound] in fsdp_backward.cpp says what that saves and costs).
+  // at the first prefetch otherwise). An empty list is torch's default: the learned one ahead.
   void set_modules_to_forward_prefetch(const std::vector<FSDPModule>& modules);
   void set_modules_to_backward_prefetch(const std::vector<FSDPModule>& modules);
+  // gradring's own (torch's FSDP2 always prefetches in backward): false switches this unit's
+  // prefetch off in forward and backward, explicit lists included: each unit's gather is issued
+  // by its own hook, so at most one unit is gathered at a time (Note [FSDP memory bound] in
+  // fsdp_backward.cpp says what that saves and costs); true restores the learned default.
+  // recurse: for every unit below too.
+  void set_prefetch_enabled(bool enabled, bool recurse = true);
   // Gathers (blocking) or frees this unit's parameters by hand, as torch's unshard/reshard.
   void unshard() const;
   void reshard() const;

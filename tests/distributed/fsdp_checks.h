@@ -73,13 +73,13 @@ inline std::vector<fsdp::FSDPModule> child_units(nn::Module& root) {
 
 // Explicit prefetch (set_modules_to_forward_prefetch / _backward_prefetch) over child units
 // that run in registration order: each prefetches the `ahead` units after it in forward and
-// before it in backward; ahead 0 gives every unit (the root too) empty lists: no prefetch.
+// before it in backward; ahead 0: set_prefetch_enabled(false) on every unit, no prefetch.
 inline void set_prefetch(nn::Module& root, int ahead) {
+  if (ahead == 0) return fsdp::fsdp_module(root).set_prefetch_enabled(false);
   std::vector<fsdp::FSDPModule> units = child_units(root);
-  if (ahead == 0) units.push_back(fsdp::fsdp_module(root));
   for (size_t i = 0; i < units.size(); ++i) {
     std::vector<fsdp::FSDPModule> fwd, bwd;
-    for (size_t k = 1; ahead > 0 && k <= static_cast<size_t>(ahead); ++k) {
+    for (size_t k = 1; k <= static_cast<size_t>(ahead); ++k) {
       if (i + k < units.size()) fwd.push_back(units[i + k]);
       if (i >= k) bwd.push_back(units[i - k]);
     }

@@ -332,13 +332,19 @@ struct Spans {
   static int64_t end(const profiler::Event& e) { return e.start_ns + e.duration_ns; }
 };
 
-// Three SGD steps of Deep (every Linear a unit; ahead >= 0: set_prefetch(model, ahead)) under
+// Three SGD steps of Deep (every Linear a unit; ahead >= 0: set_prefetch(model, ahead); -2:
+// every unit given empty lists, torch's default) under
 // the profiler; `trace_dir`: write the Chrome trace there and return its path in it.
 Spans traced_deep_steps(int rank, int ahead, std::string* trace_dir = nullptr) {
   Deep model;
   model->to(kFloat64);
   auto root = shard_children_then_root(model);
   if (ahead >= 0) set_prefetch(*model, ahead);
+  if (ahead == -2)
+    for (fsdp::FSDPModule& unit : child_units(*model)) {
+      unit.set_modules_to_forward_prefetch({});
+      unit.set_modules_to_backward_prefetch({});
+    }
   optim::SGD opt(root.parameters(), optim::SGDOptions(0.01));
   Data data = make_data(3, 8);
   profiler::reset();
@@ -399,10 +405,10 @@ TEST_CASE("fully_shard prefetches one unit ahead in forward and in backward (lea
   }, {.timeout = 120s});
 }
 
-TEST_CASE("fully_shard's explicit prefetch (set_modules_to_forward_prefetch / _backward_prefetch): two units ahead, and none with empty lists, as the trace shows") {
+TEST_CASE("fully_shard's explicit prefetch (set_modules_to_forward_prefetch / _backward_prefetch): two units ahead, the default with empty lists, none after set_prefetch_enabled(false), as the trace shows") {
   spawn(2, [](int rank) {
     init_process_group("gloo");
-    for (int ahead : {2, 0}) {
+    for (int ahead : {2, 0, -2}) {
       CAPTURE(ahead);
       Spans trace = traced_deep_steps(rank, ahead);
       // The last iteration's spans: a unit's forward gather is its second-to-last, its backward one its last.
@@ -418,6 +424,15 @@ TEST_CASE("fully_shard's explicit prefetch (set_modules_to_forward_prefetch / _b
           if (i >= 2)
             GR_CHECK(last("all-gather " + fc(i - 2)).start_ns <= end(last("backward " + fc(i))), "rank ", rank, ": ",
                      fc(i - 2), "'s backward gather was not issued during ", fc(i), "'s backward");
+        } else if (ahead == -2) {
+          // Empty lists are the default: fc(i+1)'s forward gather issued before fc(i)'s forward
+          // computed, fc(i-1)'s backward gather during fc(i)'s backward.
+          if (i + 1 < 9)
+            GR_CHECK(last("all-gather " + fc(i + 1), 1).start_ns <= last("forward " + fc(i)).start_ns, "rank ", rank,
+                     ": empty lists: ", fc(i + 1), "'s forward gather was not issued before ", fc(i), "'s forward");
+          if (i >= 1)
+            GR_CHECK(last("all-gather " + fc(i - 1)).start_ns <= end(last("backward " + fc(i))), "rank ", rank,
+                     ": empty lists: ", fc(i - 1), "'s backward gather was not issued during ", fc(i), "'s backward");
         } else {
           // No prefetch: each gather is issued by the unit's own hook, after the previous unit is done.
           if (i + 1 < 9)

@@ -1,12 +1,11 @@
 // bench_ddp: one DDP training step (zero_grad, forward, backward, SGD step) of the reference
 // CNN, ResNet-18 or a GPT preset on synthetic data, in four gradient-communication modes
 // (overlapped buckets, one all-reduce after backward, one per parameter, none), four sharding
-// modes (zero1, zero2, zero2-fwd: zero2 with gather_in_forward, optimizer-in-backward) and two
-// fully sharded ones (fsdp: fully_shard units, see apps/common/bench_models.h; fsdp-keep: without
-// resharding after forward). Each mode's averaged gradients (or, for the sharding modes, its
+// modes (zero1, zero2, zero2-fwd: zero2 with gather_in_forward, optimizer-in-backward) and
+// fully sharded ones (fsdp, fsdp-keep, fsdp-noprefetch, fsdp-pieces, fsdp-lean: see
+// apps::fully_shard_mode). Each mode's averaged gradients (or, for the sharding modes, its
 // parameters after the timed steps) are checked against a hand-made all-reduce (or the overlap
-// mode's); then the
-// modes take turns step by step under the profiler, whose "allreduce bucket k" spans tell how
+// mode's); then the modes take turns step by step under the profiler, whose "allreduce bucket k" spans tell how
 // much communication was hidden behind backward. A memory table gives bytes per parameter in
 // each mode, by tensor sizes and from the allocator, and another the activation memory of a
 // step (--checkpoint-activations: the GPT's blocks checkpointed). Results: docs/benchmarks.md. Run it as
@@ -61,6 +60,7 @@ struct Options {
   std::string backend = "gloo";
   std::string optimizer = "sgd";
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // the overlap and sharding modes' buckets
+  double fsdp_piece_mb = 1;  // fsdp-pieces and fsdp-lean (apps::fully_shard_mode)
   bool gradient_as_bucket_view = false;
   bool checkpoint_activations = false;  // GPT models: every block a checkpoint
   bool json = false;
@@ -106,9 +106,7 @@ struct ModeRun {
                           ? distributed::optimizer_class<optim::AdamW>(optim::AdamWOptions(1e-3))
                           : distributed::optimizer_class<optim::SGD>(optim::SGDOptions(0.01).momentum(0.9));
     if (is_fsdp(mode)) {  // units bottom-up, then the model; the optimizer on this rank's shards
-      const auto o = distributed::fsdp::FullyShardOptions().group(pg).reshard_after_forward(mode == "fsdp");
-      for (const auto& unit : apps::fsdp_units(*model)) distributed::fsdp::fully_shard(unit, o);
-      sharded = distributed::fsdp::fully_shard(model, o);
+      sharded = apps::fully_shard_mode(model, mode, pg, opts.fsdp_piece_mb);
       opt = make({optim::OptimizerParamGroup(sharded->parameters())});
       return;
     }
@@ -549,11 +547,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"reference", "resnet18", "gpt-tiny", "gpt-small"}));
   app.add_option("--modes", o.modes,
                  "overlap, after-backward, per-parameter, none, zero1, zero2, zero2-fwd, optimizer-in-backward, fsdp, "
-                 "fsdp-keep (comma-separated)")
+                 "fsdp-keep, fsdp-noprefetch, fsdp-pieces, fsdp-lean (comma-separated)")
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::IsMember({"overlap", "after-backward", "per-parameter", "none", "zero1", "zero2", "zero2-fwd",
-                             "optimizer-in-backward", "fsdp", "fsdp-keep"}));
+                             "optimizer-in-backward", "fsdp", "fsdp-keep", "fsdp-noprefetch", "fsdp-pieces", "fsdp-lean"}));
   app.add_option("--batch-size", o.batch_size, "images (sequences) per rank and step (default: 64 reference, 32 resnet18, 12 gpt-tiny, 8 gpt-small)")
       ->check(apps::positive());
   app.add_option("--image-size", o.image_size, "ResNet-18 input height and width")
@@ -573,6 +571,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(apps::positive());
   app.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb, "the first bucket's cap, MiB")
+      ->capture_default_str()
+      ->check(apps::positive());
+  app.add_option("--fsdp-piece-mb", o.fsdp_piece_mb, "fsdp-pieces and fsdp-lean: reduce-scatter and gather pieces, MiB")
       ->capture_default_str()
       ->check(apps::positive());
   app.add_flag("--gradient-as-bucket-view", o.gradient_as_bucket_view,

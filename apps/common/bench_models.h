@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/fsdp/fully_shard.h"
 #include "gpt.h"
 #include "reference_cnn.h"
 #include "resnet.h"
@@ -78,6 +79,29 @@ inline std::vector<std::shared_ptr<nn::Module>> fsdp_units(nn::Module& model) {
   for (const auto& m : model.modules(/*include_self=*/false))
     if (m->as<BasicBlock>() != nullptr) units.push_back(m);
   return units;
+}
+
+// bench_ddp's fully sharded modes: every unit of fsdp_units, then the model (the root unit).
+// fsdp: FSDP2's defaults (one unit prefetched ahead, one reduce-scatter and all-gather per
+// unit); fsdp-keep: reshard_after_forward off; fsdp-noprefetch: set_prefetch_enabled(false)
+// on every unit; fsdp-pieces: gradients reduce-scattered and units gathered in pieces of at most
+// piece_mb MiB (reduce_scatter_bucket_cap_mb, all_gather_bucket_cap_mb); fsdp-lean: both, the
+// least memory (Note [FSDP memory bound] in distributed/fsdp/fsdp_backward.cpp).
+inline distributed::fsdp::FSDPModule fully_shard_mode(const std::shared_ptr<nn::Module>& model, const std::string& mode,
+                                                      const distributed::ProcessGroupPtr& pg, double piece_mb) {
+  namespace fsdp = distributed::fsdp;
+  const bool pieces = mode == "fsdp-pieces" || mode == "fsdp-lean";
+  const bool no_prefetch = mode == "fsdp-noprefetch" || mode == "fsdp-lean";
+  const auto o = fsdp::FullyShardOptions()
+                     .group(pg)
+                     .reshard_after_forward(mode != "fsdp-keep")
+                     .reduce_scatter_bucket_cap_mb(pieces ? piece_mb : 0)
+                     .all_gather_bucket_cap_mb(pieces ? piece_mb : 0);
+  std::vector<fsdp::FSDPModule> units;
+  for (const auto& unit : fsdp_units(*model)) units.push_back(fsdp::fully_shard(unit, o));
+  units.push_back(fsdp::fully_shard(model, o));
+  if (no_prefetch) units.back().set_prefetch_enabled(false);  // every unit of the tree
+  return units.back();
 }
 
 }  // namespace gr::apps

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "core/factory.h"
 #include "core/native/copy/copy.h"
@@ -34,26 +35,33 @@ namespace gr::distributed::fsdp {
 // the program is; GRADRING_DISTRIBUTED_DEBUG=DETAIL checks it before every gather and
 // reduce-scatter. A prefetched unit that then does not run is waited for and freed at the end
 // of the forward (without grad) or of the backward.
+// FSDPModule::set_modules_to_forward_prefetch / set_modules_to_backward_prefetch (torch's
+// explicit prefetch) replace a unit's learned one-ahead by a list, issued in its order right
+// after the unit's own gather is copied out, from the first iteration on; a list of two or more
+// has that many gathers in flight and buffers alive at once; an empty list is the default, as
+// in torch. FSDPModule::set_prefetch_enabled(false) stores an empty list here: then each unit's
+// gather is issued by its own hook and waited for in full (the memory bound's choice, Note
+// [FSDP memory bound] in fsdp_backward.cpp). Gathers in pieces
+// (all_gather_bucket_cap_mb) prefetch their first piece only; the rest arrive one piece ahead
+// of the copy-out in wait_gather.
 
-namespace {
-
-// gathered: N rank-major shards of S elements; flat: the unsharded parameters back to back.
-// Parameter p's rows [r * c, (r + 1) * c) are at gathered[r * S + p.shard_offset]; the ranks
-// holding a full chunk are copied in one strided copy, the rank holding the last partial
-// chunk in a second one (torch.chunk's layout: only the last non-empty chunk is short).
-void copy_out(const Tensor& gathered, int64_t S, const Tensor& flat, const FSDPUnit::Param& p) {
-  if (p.numel() == 0) return;
-  const int64_t chunk = p.shard_numel(), full = p.rows / p.shard_rows;
-  const int64_t rest = (p.rows - full * p.shard_rows) * p.row_elems;
-  if (full > 0) {
-    Tensor src = make_view(gathered, {full, chunk}, {S, 1}, gathered.storage_offset() + p.shard_offset);
-    native::copy_(flat.narrow(0, p.unsharded_offset, full * chunk).view({full, chunk}), src);
-  }
+void copy_rows(const Tensor& rank_major, int64_t S_b, int64_t col, const Tensor& flat, const FSDPUnit::Param& p,
+               int64_t r0, int64_t r1, bool to_rank_major) {
+  if (r1 <= r0 || p.numel() == 0) return;
+  const int64_t c = p.shard_rows, re = p.row_elems;
+  const int64_t full = p.rows / c, short_rows = p.rows - full * c;  // torch.chunk: only the last non-empty chunk is short
+  auto copy = [to_rank_major](const Tensor& buf, const Tensor& values) {
+    native::copy_(to_rank_major ? buf : values, to_rank_major ? values : buf);
+  };
+  const int64_t width = (r1 - r0) * re;
+  if (full > 0)
+    copy(make_view(rank_major, {full, width}, {S_b, 1}, rank_major.storage_offset() + col),
+         make_view(flat, {full, width}, {c * re, 1}, flat.storage_offset() + r0 * re));
+  const int64_t rest = std::min(r1, short_rows) - r0;
   if (rest > 0)
-    native::copy_(flat.narrow(0, p.unsharded_offset + full * chunk, rest), gathered.narrow(0, full * S + p.shard_offset, rest));
+    copy(rank_major.narrow(0, full * S_b + col, rest * re), flat.narrow(0, (full * c + r0) * re, rest * re));
 }
 
-}  // namespace
 
 void FSDPUnit::check_same_unit_everywhere(const char* what) const {
   if (!detail_ || group_->size() == 1) return;
@@ -85,51 +93,90 @@ void FSDPUnit::issue_gather() {
   }
   NoGradGuard no_grad;
   gather_source_ = compute_dtype_ == master_dtype_ ? shard_ : native::to_dtype(shard_, compute_dtype_);
+  gather_bytes_ = gather_source_.is_same(shard_) ? 0 : static_cast<int64_t>(gather_source_.nbytes());
+  account_bytes(gather_bytes_);
+  if (group_->size() > 1) check_same_unit_everywhere("gathers");
+  issue_piece(0);
+  gather_ = Gather::Issued;
+}
+
+// The all-gather of gather_pieces_[k] into gather_buffer_, rank-major [N, S_k].
+void FSDPUnit::issue_piece(size_t k) {
+  const Bucket& piece = gather_pieces_[k];
+  const int64_t n = group_->size(), S = piece.hi - piece.lo;
+  const Tensor source = gather_source_.narrow(0, piece.lo, S);
   gather_issue_ns_ = profiler::now_ns();
   gather_done_ns_.reset();
-  const int64_t n = group_->size(), S = shard_elems_;
-  if (n > 1) {
-    check_same_unit_everywhere("gathers");
-    gather_buffer_ = empty({n * S}, TensorOptions(compute_dtype_).device(device_));
-    std::vector<Tensor> outputs;
-    for (int64_t r = 0; r < n; ++r) outputs.push_back(gather_buffer_.narrow(0, r * S, S));
-    gather_work_ = group_->allgather(outputs, gather_source_);
-    auto done = std::make_shared<int64_t>(0);
-    gather_done_ns_ = done;
-    gather_work_->then([done] { *done = profiler::now_ns(); });
-  } else {
-    gather_buffer_ = gather_source_;  // one rank: its shard is the whole unit
+  if (n == 1) {
+    gather_buffer_ = source;  // one rank: its shard is the whole unit
+    return;
   }
-  gather_bytes_ = (gather_source_.is_same(shard_) ? 0 : static_cast<int64_t>(gather_source_.nbytes())) +
-                  (gather_buffer_.is_same(gather_source_) ? 0 : static_cast<int64_t>(gather_buffer_.nbytes()));
-  account_bytes(gather_bytes_);
-  gather_ = Gather::Issued;
+  gather_buffer_ = empty({n * S}, TensorOptions(compute_dtype_).device(device_));
+  account_bytes(static_cast<int64_t>(gather_buffer_.nbytes()));
+  std::vector<Tensor> outputs;
+  for (int64_t r = 0; r < n; ++r) outputs.push_back(gather_buffer_.narrow(0, r * S, S));
+  gather_work_ = group_->allgather(outputs, source);
+  auto done = std::make_shared<int64_t>(0);
+  gather_done_ns_ = done;
+  gather_work_->then([done] { *done = profiler::now_ns(); });
 }
 
 void FSDPUnit::wait_gather() {
   if (gather_ != Gather::Issued) return;
   NoGradGuard no_grad;
-  {
-    profiler::ScopedEvent span(profiler::enabled() ? "FSDP wait all-gather " + label() : std::string(), "fsdp");
-    if (gather_work_)
-      wait_for(gather_work_, *group_, "fully_shard", "the all-gather of unit '" + label() + "' (" + module_->name() + ")");
-  }
+  const bool multi_rank = group_->size() > 1;
+  const Tensor flat = make_view(params_[0].param, {unsharded_elems_}, {1}, 0);
   // The gather is not an in-place change autograd should see (Note [FSDP units]).
   const uint32_t version = unsharded_.version();
-  unsharded_.reallocate(static_cast<size_t>(unsharded_elems_) * element_size(compute_dtype_));
-  account_bytes(static_cast<int64_t>(unsharded_.nbytes()));
-  const Tensor flat = make_view(params_[0].param, {unsharded_elems_}, {1}, 0);
-  for (const Param& p : params_) copy_out(gather_buffer_, shard_elems_, flat, p);
-  unsharded_.set_version(version);
-  if (profiler::enabled()) {
-    const int64_t end = gather_done_ns_ && *gather_done_ns_ ? *gather_done_ns_ : profiler::now_ns();
-    profiler::record("all-gather " + label(), "comm", gather_issue_ns_, end, "fsdp all-gather");
+  for (size_t k = 0; k < gather_pieces_.size(); ++k) {
+    {
+      profiler::ScopedEvent span(profiler::enabled() ? "FSDP wait all-gather " + label() : std::string(), "fsdp");
+      if (gather_work_)
+        wait_for(gather_work_, *group_, "fully_shard", "the all-gather of unit '" + label() + "' (" + module_->name() + ")");
+    }
+    gather_work_.reset();
+    // One span per piece, from its issue to its arrival (a prefetched first piece's from the prefetch).
+    if (profiler::enabled()) {
+      const int64_t end = gather_done_ns_ && *gather_done_ns_ ? *gather_done_ns_ : profiler::now_ns();
+      profiler::record("all-gather " + label(), "comm", gather_issue_ns_, end, "fsdp all-gather");
+    }
+    if (k == 0) {
+      unsharded_.reallocate(static_cast<size_t>(unsharded_elems_) * element_size(compute_dtype_));
+      account_bytes(static_cast<int64_t>(unsharded_.nbytes()));
+    }
+    // Gathering in pieces (all_gather_bucket_cap_mb): the next piece's gather runs while this
+    // one is copied out; two pieces' buffers at most.
+    const Tensor gathered = std::move(gather_buffer_);
+    if (k + 1 < gather_pieces_.size()) issue_piece(k + 1);
+    const Bucket& piece = gather_pieces_[k];
+    for (size_t i = piece.begin; i < piece.end; ++i) {
+      const Param& p = params_[i];
+      const auto [r0, r1] = piece.rows_of(p);
+      copy_rows(gathered, piece.hi - piece.lo, p.shard_offset + r0 * p.row_elems - piece.lo,
+                flat.narrow(0, p.unsharded_offset, p.numel()), p, r0, r1, /*to_rank_major=*/false);
+    }
+    if (multi_rank) account_bytes(-static_cast<int64_t>(gathered.nbytes()));
   }
-  gather_work_.reset();
+  unsharded_.set_version(version);
   gather_source_ = gather_buffer_ = Tensor();
   account_bytes(-gather_bytes_);
   gather_bytes_ = 0;
   gather_ = Gather::Done;
+}
+
+void FSDPUnit::prefetch(const std::optional<std::vector<std::weak_ptr<FSDPUnit>>>& explicit_units, FSDPUnit* learned) {
+  if (!explicit_units) {
+    if (learned) learned->issue_gather();
+    return;
+  }
+  for (const std::weak_ptr<FSDPUnit>& weak : *explicit_units) {
+    std::shared_ptr<FSDPUnit> unit = weak.lock();
+    if (!unit) continue;  // its module is gone
+    GR_CHECK(unit->root_ == root_, "fully_shard: unit '", label(), "' (", module_->name(), ") is set to prefetch ",
+             unit->module_->name(), ", which is not a unit of its tree (set_modules_to_",
+             autograd::in_backward() ? "backward" : "forward", "_prefetch)");
+    unit->issue_gather();
+  }
 }
 
 void FSDPUnit::unshard() {

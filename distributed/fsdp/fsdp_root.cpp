@@ -118,6 +118,7 @@ void FSDPUnit::learn_backward_order() {
 void FSDPUnit::reset_backward_state() {
   in_graph_ = backward_started_ = reduced_ = false;
   pending_grads_ = grad_params_;
+  next_bucket_ = 0;
   for (Param& p : params_) p.ready = false;
 }
 

@@ -62,6 +62,8 @@ FSDPUnit::FSDPUnit(nn::Module& module, std::vector<std::pair<std::string, Tensor
     params_.push_back(std::move(p));
   }
   pending_grads_ = grad_params_;
+  buckets_ = make_buckets(options.reduce_scatter_bucket_cap_mb(), element_size(reduce_dtype_), "reduce_scatter_bucket_cap_mb");
+  gather_pieces_ = make_buckets(options.all_gather_bucket_cap_mb(), element_size(compute_dtype_), "all_gather_bucket_cap_mb");
   check_same_units_everywhere();
   shard_parameters();
 }
@@ -180,7 +182,7 @@ void FSDPUnit::pre_forward() {
   if (!root_->forward_learned_) root_->forward_order_.push_back(this);
   // Own gather, waited for, then the next unit's (Note [FSDP prefetch]).
   unshard();
-  if (next_forward_) next_forward_->issue_gather();
+  prefetch(forward_prefetch_, next_forward_);
   forward_start_ns_ = profiler::now_ns();
 }
 

@@ -5,9 +5,12 @@
 // learned orders and end of backward.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "distributed/fsdp/fully_shard.h"
@@ -48,7 +51,9 @@ namespace gr::distributed::fsdp {
 //    does), dropping each full gradient, launch the reduce-scatter. With
 //    set_requires_gradient_sync(false) the gradients stay in .grad and nothing is reduced.
 //    At most one reduce-scatter is in flight: the next unit's pre-backward (or post-backward)
-//    finishes it (adds it into the locals' .grad, frees its buffers).
+//    finishes it (adds it into the locals' .grad, frees its buffers). With
+//    reduce_scatter_bucket_cap_mb the gradients go in pieces, each as soon as it is ready
+//    (Note [FSDP reduce-scatter buckets] in fsdp_backward.cpp); post-backward launches the rest.
 //  - end of backward (the root's queued callback): units whose post-backward did not run
 //    (parameters without gradients) run it now, in unit order; every reduce-scatter still in
 //    flight is waited for and added into the locals' .grad; every unit is resharded.
@@ -110,6 +115,11 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   bool requires_gradient_sync() const { return sync_; }
   void set_requires_gradient_sync(bool on) { sync_ = on; }
   void set_reshard_after_forward(bool on) { reshard_after_forward_ = on; }
+  // FSDPModule::set_modules_to_forward_prefetch / _backward_prefetch and set_prefetch_enabled
+  // (Note [FSDP prefetch]): nullopt, the learned one ahead; else exactly these (none: no prefetch).
+  void set_prefetch(bool forward, std::optional<std::vector<std::weak_ptr<FSDPUnit>>> units) {
+    (forward ? forward_prefetch_ : backward_prefetch_) = std::move(units);
+  }
   bool is_unsharded() const { return gather_ == Gather::Done; }
   ScalarType master_dtype() const { return master_dtype_; }  // the shards' dtype (the parameters' own)
   ScalarType compute_dtype() const { return compute_dtype_; }
@@ -121,6 +131,7 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   // wait_gather waits for it and copies the parameters out; unshard does both; reshard
   // releases the parameters (waiting first for a gather in flight).
   void issue_gather();
+  void issue_piece(size_t k);  // the all-gather of gather_pieces_[k]
   void wait_gather();
   void unshard();
   void reshard();
@@ -145,10 +156,29 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   // run the same collective of the same unit (`what`: "gathers", "reduce-scatters").
   void check_same_unit_everywhere(const char* what) const;
   std::string label() const { return name_.empty() ? "root" : name_; }
+  // Issues the gathers of `explicit_units` when set, else of `learned` (Note [FSDP prefetch]).
+  void prefetch(const std::optional<std::vector<std::weak_ptr<FSDPUnit>>>& explicit_units, FSDPUnit* learned);
   // fsdp_backward.cpp
   void pre_backward();
   void on_gradient_ready(size_t index);
   void post_backward();
+  // Note [FSDP reduce-scatter buckets]: the flat shard's elements [lo, hi), whole rows of the
+  // parameters [begin, end), in pieces of at most cap_mb MiB of [N, S_b] elements of elem_size
+  // bytes (a row over the cap alone); one piece of everything when cap_mb is 0.
+  struct Bucket {
+    size_t begin = 0, end = 0;
+    int64_t lo = 0, hi = 0;
+    // The rows [r0, r1) of parameter p's shard that this piece holds (r0 == r1: none).
+    std::pair<int64_t, int64_t> rows_of(const Param& p) const {
+      const int64_t end_col = p.shard_offset + p.shard_numel();
+      if (p.shard_numel() == 0 || hi <= p.shard_offset || lo >= end_col) return {0, 0};
+      return {(std::max(lo, p.shard_offset) - p.shard_offset) / p.row_elems,
+              (std::min(hi, end_col) - p.shard_offset) / p.row_elems};
+    }
+  };
+  std::vector<Bucket> make_buckets(double cap_mb, size_t elem_size, const char* option) const;
+  bool bucket_ready(size_t b) const;
+  void launch_reduce(size_t b);  // the reduce-scatter of bucket b (at most one in flight)
   void finish_reduce();  // waits for the reduce-scatter, adds into the locals' .grad
   // Root: waits for and finishes every reduce-scatter in flight (at most one: Note [FSDP
   // memory bound] in fsdp_backward.cpp).
@@ -179,7 +209,7 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   enum class Gather { None, Issued, Done } gather_ = Gather::Done;  // None: sharded
   WorkPtr gather_work_;
   Tensor gather_source_, gather_buffer_;  // alive while the all-gather runs
-  int64_t gather_bytes_ = 0;              // theirs, as counted by account_bytes
+  int64_t gather_bytes_ = 0;              // gather_source_'s, as counted by account_bytes
   int64_t gather_issue_ns_ = 0;
   std::shared_ptr<int64_t> gather_done_ns_;
   std::string name_;
@@ -191,6 +221,12 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   // Note [FSDP prefetch]: the unit whose gather this one's pre-forward / pre-backward issues.
   FSDPUnit* next_forward_ = nullptr;
   FSDPUnit* next_backward_ = nullptr;
+  // set_modules_to_forward_prefetch / _backward_prefetch: when set, in place of those.
+  std::optional<std::vector<std::weak_ptr<FSDPUnit>>> forward_prefetch_, backward_prefetch_;
+  // Note [FSDP reduce-scatter buckets]: parameters [begin, end) (consecutive, so their shards
+  // are the flat shard's elements [lo, hi)), in launch order (reverse registration order); one
+  // bucket of every parameter unless reduce_scatter_bucket_cap_mb (all_gather_bucket_cap_mb) is set.
+  std::vector<Bucket> buckets_, gather_pieces_;
   // Root only: the orders of the first forward and backward, until learned.
   std::vector<FSDPUnit*> forward_order_, backward_order_;
   bool forward_learned_ = false, backward_learned_ = false;
@@ -203,6 +239,8 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   size_t pending_grads_ = 0;       // requires_grad parameters without a gradient yet
   size_t grad_params_ = 0;         // how many parameters require grad
   bool end_queued_ = false;        // root: the end-of-backward callback is queued
+  size_t next_bucket_ = 0;         // the first bucket not launched in this backward
+  size_t reduce_bucket_ = 0;       // the bucket whose reduce-scatter is in flight
   WorkPtr reduce_work_;
   Tensor reduce_input_, reduce_output_;
   int64_t reduce_bytes_ = 0;  // theirs, as counted by account_bytes
@@ -210,6 +248,15 @@ class FSDPUnit : public std::enable_shared_from_this<FSDPUnit> {
   int64_t forward_start_ns_ = 0, backward_start_ns_ = 0, reduce_launch_ns_ = 0;
   std::shared_ptr<int64_t> reduce_done_ns_;
 };
+
+// Between a parameter's values (`flat`, [numel], its rows in order) and a piece's rank-major
+// [N, S_b] buffer `rank_major` (Note [FSDP units]): the rows [r0, r1) of every rank's chunk of
+// p (those the parameter has: the last chunks may be short or empty), at column `col` of the
+// buffer (rank r's rows at rank_major[r * S_b + col ...]). `to_rank_major`: gradients into a
+// reduce-scatter's input; else a gather's output into the parameter. Strided copies, one for the
+// ranks holding full chunks and one for the rank holding the short one.
+void copy_rows(const Tensor& rank_major, int64_t S_b, int64_t col, const Tensor& flat, const FSDPUnit::Param& p,
+               int64_t r0, int64_t r1, bool to_rank_major);
 
 // Counts bytes fully_shard allocates (> 0) or frees (< 0) besides the shards (memory_stats).
 void account_bytes(int64_t delta);

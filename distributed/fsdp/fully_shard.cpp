@@ -146,6 +146,38 @@ void FSDPModule::set_reshard_after_forward(bool reshard, bool recurse) {
   for (const auto& u : units_below(module(), true)) u->set_reshard_after_forward(reshard);
 }
 
+namespace {
+// torch's lists: empty means the default (the learned one ahead).
+std::optional<std::vector<std::weak_ptr<FSDPUnit>>> prefetch_targets(const FSDPUnit& unit,
+                                                                     const std::vector<FSDPModule>& modules, const char* what) {
+  if (modules.empty()) return std::nullopt;
+  std::vector<std::weak_ptr<FSDPUnit>> out;
+  for (const FSDPModule& m : modules) {
+    GR_CHECK(m.unit().group() == unit.group(), "FSDPModule::", what, ": ", m.module().name(), " is sharded over "
+             "another process group than ", unit.module().name());
+    out.push_back(m.unit().weak_from_this());
+  }
+  return out;
+}
+}  // namespace
+
+void FSDPModule::set_modules_to_forward_prefetch(const std::vector<FSDPModule>& modules) {
+  unit().set_prefetch(true, prefetch_targets(unit(), modules, "set_modules_to_forward_prefetch"));
+}
+void FSDPModule::set_modules_to_backward_prefetch(const std::vector<FSDPModule>& modules) {
+  unit().set_prefetch(false, prefetch_targets(unit(), modules, "set_modules_to_backward_prefetch"));
+}
+void FSDPModule::set_prefetch_enabled(bool enabled, bool recurse) {
+  using Targets = std::optional<std::vector<std::weak_ptr<FSDPUnit>>>;
+  const Targets targets = enabled ? Targets() : Targets(std::in_place);  // an empty list: no prefetch
+  auto apply = [&](FSDPUnit& u) {
+    u.set_prefetch(/*forward=*/true, targets);
+    u.set_prefetch(/*forward=*/false, targets);
+  };
+  if (!recurse) return apply(unit());
+  for (const auto& u : units_below(module(), true)) apply(*u);
+}
+
 void FSDPModule::unshard() const {
   unit().lazy_init();
   unit().unshard();

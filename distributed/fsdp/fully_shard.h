@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/arg.h"
 #include "distributed/backends/process_group.h"
@@ -39,6 +40,19 @@ struct FullyShardOptions {
   // fewer). The root unit keeps them whenever a backward can follow, as torch's does.
   GR_ARG(bool, reshard_after_forward) = true;
   GR_ARG(MixedPrecisionPolicy, mp_policy);
+  // Reduce-scatter the unit's gradients in pieces of at most this many MiB (of the [N, S]
+  // reduce-scatter input, in reduce_dtype; a parameter larger than that is a piece of its own),
+  // each launched as soon as its parameters' gradients are ready during the unit's backward,
+  // in reverse registration order as DDP's buckets, its full gradients dropped once copied in;
+  // 0 (the default): one reduce-scatter per unit when its backward ends. No torch counterpart
+  // (FSDP2 reduces a unit at once; DeepSpeed's ZeRO-3 reduce_bucket_size is the analogue). See
+  // Note [FSDP memory bound] in fsdp_backward.cpp.
+  GR_ARG(double, reduce_scatter_bucket_cap_mb) = 0;
+  // The same for the all-gathers: the unit gathered in pieces of at most this many MiB, each
+  // copied out into the parameters (while the next piece's gather runs) and its buffer freed,
+  // so a gather holds two pieces' buffers beside the parameters instead of a whole unit's. 0
+  // (the default): one all-gather per unit. A prefetch issues the first piece only.
+  GR_ARG(double, all_gather_bucket_cap_mb) = 0;
 };
 
 // What fully_shard returns, torch's FSDPModule: a handle to the unit made of `module` (copies
@@ -65,6 +79,21 @@ class FSDPModule {
   // accumulated sum. recurse: for every unit below too.
   void set_requires_gradient_sync(bool requires_sync, bool recurse = true);
   void set_reshard_after_forward(bool reshard, bool recurse = true);
+  // torch's explicit prefetch (FSDPModule.set_modules_to_forward_prefetch and
+  // set_modules_to_backward_prefetch): the units whose all-gathers this unit issues, in this
+  // order, right after its own gather is copied out in its forward (in its backward), instead of
+  // the one unit ahead learned from the first iteration (Note [FSDP prefetch]). A singleton list
+  // of the unit that runs next behaves as the default; two or more prefetch further ahead and
+  // hold more units gathered at once. Every unit must belong to this unit's tree (a gr::Error
+  // at the first prefetch otherwise). An empty list is torch's default: the learned one ahead.
+  void set_modules_to_forward_prefetch(const std::vector<FSDPModule>& modules);
+  void set_modules_to_backward_prefetch(const std::vector<FSDPModule>& modules);
+  // gradring's own (torch's FSDP2 always prefetches in backward): false switches this unit's
+  // prefetch off in forward and backward, explicit lists included: each unit's gather is issued
+  // by its own hook, so at most one unit is gathered at a time (Note [FSDP memory bound] in
+  // fsdp_backward.cpp says what that saves and costs); true restores the learned default.
+  // recurse: for every unit below too.
+  void set_prefetch_enabled(bool enabled, bool recurse = true);
   // Gathers (blocking) or frees this unit's parameters by hand, as torch's unshard/reshard.
   void unshard() const;
   void reshard() const;
@@ -74,7 +103,7 @@ class FSDPModule {
   // Writes this rank's profiler events (core/profiler.h; switch it on with profiler::enable())
   // as a Chrome trace `<dir>/rank<r>.json` labelled "rank r": the forward and backward ops on
   // the compute thread, with the waits for gathers; a row "fsdp units" with each unit's forward
-  // and backward; a row "fsdp all-gather" with each gather from issue to done; a row
+  // and backward; a row "fsdp all-gather" with each gather (each piece) from issue to done; a row
   // "fsdp reduce-scatter" with each reduce-scatter from launch to done. As DDP's.
   std::string write_chrome_trace(const std::string& dir) const;
 

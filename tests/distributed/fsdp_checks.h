@@ -1,7 +1,8 @@
 // The fully_shard checks that test_fsdp.cpp runs on gloo and shm and mpi/mpi_check.cpp on
 // MPI: float64 training with every Linear a unit (uneven shards) against DDP with the full
 // optimizer and against one process on the concatenated batch, with gradient accumulation
-// (set_requires_gradient_sync), clipping over the shards and several optimizers; each fails
+// (set_requires_gradient_sync), clipping over the shards, several optimizers, gradients and
+// gathers in pieces and explicit (or no) prefetch; each fails
 // with a gr::Error naming the parameter that differs.
 #pragma once
 
@@ -61,12 +62,40 @@ inline void reshard_all(nn::Module& root) {
     if (distributed::fsdp::find_unit(m.get())) fsdp::fsdp_module(*m).reshard();
 }
 
+// The units below `root` that own parameters, in registration order (children first as
+// shard_children_then_root applies them; the root itself not included).
+inline std::vector<fsdp::FSDPModule> child_units(nn::Module& root) {
+  std::vector<fsdp::FSDPModule> out;
+  for (const auto& m : root.modules(/*include_self=*/false))
+    if (distributed::fsdp::find_unit(m.get())) out.push_back(fsdp::fsdp_module(*m));
+  return out;
+}
+
+// Explicit prefetch (set_modules_to_forward_prefetch / _backward_prefetch) over child units
+// that run in registration order: each prefetches the `ahead` units after it in forward and
+// before it in backward; ahead 0: set_prefetch_enabled(false) on every unit, no prefetch.
+inline void set_prefetch(nn::Module& root, int ahead) {
+  if (ahead == 0) return fsdp::fsdp_module(root).set_prefetch_enabled(false);
+  std::vector<fsdp::FSDPModule> units = child_units(root);
+  for (size_t i = 0; i < units.size(); ++i) {
+    std::vector<fsdp::FSDPModule> fwd, bwd;
+    for (size_t k = 1; k <= static_cast<size_t>(ahead); ++k) {
+      if (i + k < units.size()) fwd.push_back(units[i + k]);
+      if (i >= k) bwd.push_back(units[i - k]);
+    }
+    units[i].set_modules_to_forward_prefetch(fwd);
+    units[i].set_modules_to_backward_prefetch(bwd);
+  }
+}
+
 struct FsdpCase {
   FsdpOpt opt = FsdpOpt::Adam;
   int micro = 1;          // micro-batches per step; all but the last without gradient sync
   double clip = 0;        // > 0: clip_grad_norm_ to this before each step
   bool reshard_after_forward = true;
   int steps = 3;
+  double bucket_mb = 0;   // > 0: reduce-scatters and all-gathers in pieces of this many MiB
+  int prefetch = -1;      // -1: the learned default; else set_prefetch(model, prefetch)
 };
 
 // FSDP against DDP + the full optimizer (`ddp_tol`: 0 where both add in one order) and
@@ -79,8 +108,11 @@ void check_fsdp_equals_ddp(int rank, int world, const FsdpCase& c, double ddp_to
   ref->load_state_dict(single->state_dict());
   model->load_state_dict(single->state_dict());
   DistributedDataParallel ddp(ref, default_group());
-  fsdp::FSDPModule root =
-      shard_children_then_root(model, fsdp::FullyShardOptions().reshard_after_forward(c.reshard_after_forward));
+  fsdp::FSDPModule root = shard_children_then_root(model, fsdp::FullyShardOptions()
+                                                             .reshard_after_forward(c.reshard_after_forward)
+                                                             .reduce_scatter_bucket_cap_mb(c.bucket_mb)
+                                                             .all_gather_bucket_cap_mb(c.bucket_mb));
+  if (c.prefetch >= 0) set_prefetch(*model, c.prefetch);
   auto opt_single = make_optimizer(c.opt, single->parameters());
   auto opt_ddp = make_optimizer(c.opt, ddp.parameters());
   auto opt = make_optimizer(c.opt, root.parameters());
@@ -113,6 +145,8 @@ void check_fsdp_equals_ddp(int rank, int world, const FsdpCase& c, double ddp_to
   }
   const std::string what = std::string("fully_shard, ") + fsdp_opt_name(c.opt) + ", micro " + std::to_string(c.micro) +
                            ", clip " + std::to_string(c.clip) + (c.reshard_after_forward ? "" : ", kept after forward") +
+                           (c.bucket_mb > 0 ? ", pieces of " + std::to_string(c.bucket_mb) + " MiB" : "") +
+                           (c.prefetch >= 0 ? ", prefetch " + std::to_string(c.prefetch) : "") +
                            " on rank " + std::to_string(rank) + " of " + std::to_string(world);
   // Between steps a rank holds its shards only: no gathered parameter, no full gradient.
   for (const auto& [name, p] : model->named_parameters())

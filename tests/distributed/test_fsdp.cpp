@@ -21,7 +21,7 @@ using namespace gr::distributed;
 using namespace gr::test;
 using namespace std::chrono_literals;
 
-TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm; SGD, Adam, AdamW, Adagrad, RMSprop, Adadelta, Adamax, NAdam, RAdam; uneven shards)") {
+TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm; SGD, Adam, AdamW, Adagrad, RMSprop, Adadelta, Adamax, NAdam, RAdam; uneven shards; reduce-scatters and gathers in pieces; explicit and no prefetch)") {
   for (const char* backend : {"gloo", "shm"})
     for (int world : {1, 2, 4}) {
       CAPTURE(backend);
@@ -36,12 +36,18 @@ TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm
           // RAdam's rectified step starts at step 6 (before it, SGD with momentum): 7 steps.
           check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = opt, .steps = opt == FsdpOpt::RAdam ? 7 : 3}, tol);
         check_fsdp_equals_ddp<Deep>(rank, world, FsdpCase{.opt = FsdpOpt::AdamW}, tol);
+        // Reduce-scatters and gathers in pieces (Note [FSDP reduce-scatter buckets]): every
+        // parameter alone (uneven shards), a Linear's weight and bias together (Deep); no
+        // prefetch, and explicit prefetch two units ahead.
+        check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = FsdpOpt::AdamW, .bucket_mb = 1e-6, .prefetch = 0}, tol);
+        check_fsdp_equals_ddp<Deep>(rank, world, FsdpCase{.opt = FsdpOpt::Adam, .bucket_mb = 0.004}, tol);
+        check_fsdp_equals_ddp<Deep>(rank, world, FsdpCase{.opt = FsdpOpt::SGD, .prefetch = 2}, tol);
         destroy_process_group();
       }, {.timeout = 240s});
     }
 }
 
-TEST_CASE("fully_shard with gradient accumulation (set_requires_gradient_sync), clipping over the shards and reshard_after_forward off equals DDP") {
+TEST_CASE("fully_shard with gradient accumulation (set_requires_gradient_sync), clipping over the shards, reshard_after_forward off and gradients in pieces equals DDP") {
   for (const char* backend : {"gloo", "shm"})
     for (int world : {2, 4}) {
       CAPTURE(backend);
@@ -54,6 +60,8 @@ TEST_CASE("fully_shard with gradient accumulation (set_requires_gradient_sync), 
         check_fsdp_equals_ddp<Uneven>(rank, world, FsdpCase{.opt = FsdpOpt::AdamW, .clip = 0.1}, tol);
         check_fsdp_equals_ddp<Uneven>(
             rank, world, FsdpCase{.opt = FsdpOpt::Adam, .micro = 2, .reshard_after_forward = false}, tol);
+        check_fsdp_equals_ddp<Deep>(
+            rank, world, FsdpCase{.opt = FsdpOpt::AdamW, .micro = 3, .clip = 0.05, .bucket_mb = 1e-6, .prefetch = 0}, tol);
         destroy_process_group();
       }, {.timeout = 240s});
     }
@@ -87,9 +95,10 @@ TEST_CASE("fully_shard holds 1/N of the parameters between steps; the shards' la
 // Twelve equal units: the ZeRO-3 goal (16/N bytes per parameter plus one unit, +10%) leaves
 // 3.5 units beside the shards on 2 ranks, so the bound of Note [FSDP memory bound] (3 units)
 // meets it; a reduce-scatter overlapping the next unit's gradients (4.5 units) does not.
+// `n` Linear(width, width), each followed by tanh.
 struct ChainImpl : nn::Module {
-  ChainImpl() {
-    for (int i = 0; i < 12; ++i) layers.push_back(register_module("fc" + std::to_string(i), nn::Linear(256, 256)));
+  ChainImpl(int n, int64_t width) {
+    for (int i = 0; i < n; ++i) layers.push_back(register_module("fc" + std::to_string(i), nn::Linear(width, width)));
   }
   Tensor forward(Tensor x) {
     for (auto& l : layers) x = tanh(l(x));
@@ -104,7 +113,7 @@ TEST_CASE("fully_shard's peak within a step stays within the ZeRO-3 goal: 16/N b
     CAPTURE(backend);
     spawn(2, [backend](int rank) {
       init_process_group(backend);
-      Chain model;
+      Chain model(12, 256);
       const int64_t params = param_bytes(*model) / 4;  // float32
       auto root = shard_children_then_root(model);
       auto opt = make_optimizer(FsdpOpt::Adam, root.parameters());
@@ -129,6 +138,64 @@ TEST_CASE("fully_shard's peak within a step stays within the ZeRO-3 goal: 16/N b
       GR_CHECK(transient <= 3.0 * unit, "rank ", rank, ": ", transient / unit, " units held beside the shards at once, over 3");
       GR_CHECK(held + transient <= goal, "rank ", rank, ": peak ", (held + transient) / static_cast<double>(params),
                " bytes per parameter, over the goal's ", goal / static_cast<double>(params));
+      destroy_process_group();
+    }, {.timeout = 120s});
+  }
+}
+
+// Twelve units of four Linear(128, 128) each, so a unit's gradients and gathers can go in
+// pieces (a Linear's weight and bias, a quarter of the unit).
+struct QuadChainImpl : nn::Module {
+  QuadChainImpl() {
+    for (int i = 0; i < 12; ++i) blocks.push_back(register_module("b" + std::to_string(i), Chain(4, 128)));
+  }
+  Tensor forward(Tensor x) {
+    for (auto& b : blocks) x = b(x);
+    return x;
+  }
+  std::vector<Chain> blocks;
+};
+GR_MODULE(QuadChain);
+
+TEST_CASE("fully_shard without prefetch and with gradients and gathers in pieces holds about one unit beside the shards (12 units of 4 Linear, 2 ranks, Adam)") {
+  for (const char* backend : {"gloo", "shm"}) {
+    CAPTURE(backend);
+    spawn(2, [backend](int rank) {
+      init_process_group(backend);
+      const double unit = 4.0 * 128.0 * 129.0 * 4.0, piece = unit / 4.0;
+      // The most held beside the shards within the third step, in units.
+      // lean: no prefetch, pieces of `mb` MiB.
+      auto transient = [&](bool lean, double mb) {
+        QuadChain model;
+        auto root = shard_children_then_root(
+            model, fsdp::FullyShardOptions().reduce_scatter_bucket_cap_mb(lean ? mb : 0).all_gather_bucket_cap_mb(lean ? mb : 0));
+        if (lean) set_prefetch(*model, 0);
+        auto opt = make_optimizer(FsdpOpt::Adam, root.parameters());
+        const Tensor x = randn({8, 128}), y = randn({8, 128});
+        for (int s = 0; s < 3; ++s) {
+          if (s == 2) fsdp::reset_peak_memory_stats();
+          opt->zero_grad();
+          mse_loss(model(x), y).backward();
+          opt->step();
+        }
+        GR_CHECK(fsdp::memory_stats().gathered_bytes == 0, "rank ", rank, ": bytes held between steps");
+        return static_cast<double>(fsdp::memory_stats().peak_gathered_bytes) / unit;
+      };
+      // Pieces of a Linear (its weight and bias), and of half of one (a piece ends inside a weight).
+      const double full = transient(false, 0), lean = transient(true, piece / (1 << 20)),
+                   leaner = transient(true, piece / 2 / (1 << 20));
+      MESSAGE("rank " << rank << ": " << full << " units beside the shards by default, " << lean << " lean, " << leaner
+                      << " in half-Linear pieces");
+      // Default: a unit's parameters, its gradients and the next unit's prefetched gather
+      // (Note [FSDP memory bound]). Lean: the unit's parameters plus a few pieces (the gather
+      // copying one piece out while the next arrives; a piece's gradients, its reduce-scatter
+      // buffers and the previous piece's in flight).
+      GR_CHECK(full > 2.5 && full <= 3.0, "rank ", rank, ": ", full, " units by default, expected 2.5 to 3");
+      GR_CHECK(lean <= 1.0 + 3.0 * piece / unit, "rank ", rank, ": ", lean, " units without prefetch, in pieces, over 1.75");
+      // Half-Linear pieces: the parameters, one weight's full gradient (alive until its last
+      // piece is copied in: autograd hands it over whole) and about 1.5 half-pieces of buffers.
+      GR_CHECK(leaner < lean && leaner <= 1.45, "rank ", rank, ": ", leaner, " units in half-Linear pieces (", lean,
+               " in Linear pieces), over 1.45");
       destroy_process_group();
     }, {.timeout = 120s});
   }
@@ -251,33 +318,60 @@ TEST_CASE("fully_shard: the unit lives as long as its module (no reference cycle
   }, {.timeout = 60s});
 }
 
+namespace {
+
+// Profiler spans by name, in order: the last iteration's are the last of each name.
+struct Spans {
+  int rank = 0;
+  std::map<std::string, std::vector<profiler::Event>> by_name;
+  const profiler::Event& last(const std::string& name, size_t from_end = 0) {
+    const auto& v = by_name[name];
+    GR_CHECK(v.size() > from_end, "rank ", rank, ": the trace has ", v.size(), " '", name, "' span(s)");
+    return v[v.size() - 1 - from_end];
+  }
+  static int64_t end(const profiler::Event& e) { return e.start_ns + e.duration_ns; }
+};
+
+// Three SGD steps of Deep (every Linear a unit; ahead >= 0: set_prefetch(model, ahead); -2:
+// every unit given empty lists, torch's default) under
+// the profiler; `trace_dir`: write the Chrome trace there and return its path in it.
+Spans traced_deep_steps(int rank, int ahead, std::string* trace_dir = nullptr) {
+  Deep model;
+  model->to(kFloat64);
+  auto root = shard_children_then_root(model);
+  if (ahead >= 0) set_prefetch(*model, ahead);
+  if (ahead == -2)
+    for (fsdp::FSDPModule& unit : child_units(*model)) {
+      unit.set_modules_to_forward_prefetch({});
+      unit.set_modules_to_backward_prefetch({});
+    }
+  optim::SGD opt(root.parameters(), optim::SGDOptions(0.01));
+  Data data = make_data(3, 8);
+  profiler::reset();
+  profiler::enable();
+  for (int s = 0; s < 3; ++s) {
+    mse_loss(model(data.x[s].narrow(0, rank * 4, 4)), data.y[s].narrow(0, rank * 4, 4)).backward();
+    opt.step();
+    opt.zero_grad();
+  }
+  profiler::enable(false);
+  if (trace_dir) *trace_dir = root.write_chrome_trace(*trace_dir);
+  Spans spans{rank, {}};
+  for (const profiler::Event& e : profiler::events()) spans.by_name[e.name].push_back(e);
+  return spans;
+}
+
+}  // namespace
+
 TEST_CASE("fully_shard prefetches one unit ahead in forward and in backward (learned orders): the trace shows the gathers overlapping compute; the flight recorder has every gather and reduce-scatter") {
   spawn(2, [](int rank) {
     init_process_group("gloo");
-    Deep model;
-    model->to(kFloat64);
-    auto root = shard_children_then_root(model);
-    optim::SGD opt(root.parameters(), optim::SGDOptions(0.01));
-    Data data = make_data(3, 8);
-    profiler::reset();
-    profiler::enable();
-    for (int s = 0; s < 3; ++s) {
-      mse_loss(model(data.x[s].narrow(0, rank * 4, 4)), data.y[s].narrow(0, rank * 4, 4)).backward();
-      opt.step();
-      opt.zero_grad();
-    }
-    profiler::enable(false);
-    const std::string path = root.write_chrome_trace(test::temp_path("gradring_fsdp_trace", "r" + std::to_string(rank)));
+    std::string path = test::temp_path("gradring_fsdp_trace", "r" + std::to_string(rank));
+    Spans trace = traced_deep_steps(rank, -1, &path);
     GR_CHECK(std::filesystem::exists(path), "rank ", rank, ": no trace at ", path);
-    // Spans by name (the last occurrence: the third iteration, orders learned).
-    std::map<std::string, std::vector<profiler::Event>> spans;
-    for (const profiler::Event& e : profiler::events()) spans[e.name].push_back(e);
-    auto last = [&](const std::string& name, size_t from_end = 0) -> const profiler::Event& {
-      const auto& v = spans[name];
-      GR_CHECK(v.size() > from_end, "rank ", rank, ": the trace has ", v.size(), " '", name, "' span(s)");
-      return v[v.size() - 1 - from_end];
-    };
-    auto end = [](const profiler::Event& e) { return e.start_ns + e.duration_ns; };
+    auto& spans = trace.by_name;
+    auto last = [&](const std::string& name, size_t from_end = 0) -> const profiler::Event& { return trace.last(name, from_end); };
+    auto end = Spans::end;
     // Nine Linear units: each gathered twice per iteration (forward, backward), reduce-scattered once.
     for (int i = 0; i < 9; ++i) {
       const std::string unit = "fc" + std::to_string(i);
@@ -307,6 +401,55 @@ TEST_CASE("fully_shard prefetches one unit ahead in forward and in backward (lea
     }
     GR_CHECK(gathers >= 54 && scatters == 27, "rank ", rank, ": the flight recorder holds ", gathers, " all-gathers and ",
              scatters, " reduce-scatters");
+    destroy_process_group();
+  }, {.timeout = 120s});
+}
+
+TEST_CASE("fully_shard's explicit prefetch (set_modules_to_forward_prefetch / _backward_prefetch): two units ahead, the default with empty lists, none after set_prefetch_enabled(false), as the trace shows") {
+  spawn(2, [](int rank) {
+    init_process_group("gloo");
+    for (int ahead : {2, 0, -2}) {
+      CAPTURE(ahead);
+      Spans trace = traced_deep_steps(rank, ahead);
+      // The last iteration's spans: a unit's forward gather is its second-to-last, its backward one its last.
+      auto last = [&](const std::string& name, size_t from_end = 0) -> const profiler::Event& { return trace.last(name, from_end); };
+      auto end = Spans::end;
+      auto fc = [](int i) { return "fc" + std::to_string(i); };
+      for (int i = 0; i < 9; ++i) {
+        if (ahead == 2) {
+          // fc(i)'s hooks issued the gathers of fc(i+2) (forward) and fc(i-2) (backward).
+          if (i + 2 < 9)
+            GR_CHECK(last("all-gather " + fc(i + 2), 1).start_ns <= last("forward " + fc(i)).start_ns, "rank ", rank, ": ",
+                     fc(i + 2), "'s forward gather was not issued before ", fc(i), "'s forward");
+          if (i >= 2)
+            GR_CHECK(last("all-gather " + fc(i - 2)).start_ns <= end(last("backward " + fc(i))), "rank ", rank, ": ",
+                     fc(i - 2), "'s backward gather was not issued during ", fc(i), "'s backward");
+        } else if (ahead == -2) {
+          // Empty lists are the default: fc(i+1)'s forward gather issued before fc(i)'s forward
+          // computed, fc(i-1)'s backward gather during fc(i)'s backward.
+          if (i + 1 < 9)
+            GR_CHECK(last("all-gather " + fc(i + 1), 1).start_ns <= last("forward " + fc(i)).start_ns, "rank ", rank,
+                     ": empty lists: ", fc(i + 1), "'s forward gather was not issued before ", fc(i), "'s forward");
+          if (i >= 1)
+            GR_CHECK(last("all-gather " + fc(i - 1)).start_ns <= end(last("backward " + fc(i))), "rank ", rank,
+                     ": empty lists: ", fc(i - 1), "'s backward gather was not issued during ", fc(i), "'s backward");
+        } else {
+          // No prefetch: each gather is issued by the unit's own hook, after the previous unit is done.
+          if (i + 1 < 9)
+            GR_CHECK(last("all-gather " + fc(i + 1), 1).start_ns >= end(last("forward " + fc(i))), "rank ", rank, ": ",
+                     fc(i + 1), "'s forward gather was issued during ", fc(i), "'s forward");
+          if (i >= 1)
+            GR_CHECK(last("all-gather " + fc(i - 1)).start_ns >= end(last("backward " + fc(i))), "rank ", rank, ": ",
+                     fc(i - 1), "'s backward gather was issued during ", fc(i), "'s backward");
+        }
+      }
+    }
+    // A unit of another tree cannot be prefetched.
+    Deep a, b;
+    auto root_a = shard_children_then_root(a);
+    shard_children_then_root(b);
+    fsdp::fsdp_module(*a->layers[0]).set_modules_to_forward_prefetch({fsdp::fsdp_module(*b->layers[5])});
+    require_error([&] { a(randn({2, 6})); }, "which is not a unit of its tree", "prefetching another tree's unit");
     destroy_process_group();
   }, {.timeout = 120s});
 }

@@ -34,12 +34,17 @@ std::string describe_frame(const std::string& text, const FrameResolver& resolve
   return named.empty() ? text : named;
 }
 
-// The first frame outside gradring's distributed code and the C/C++ runtime.
+// The first frame outside gradring's distributed code, the C/C++ runtime and a sanitizer's
+// runtime (under ASan, backtrace() itself is an interceptor frame at the top of the stack).
 std::string call_site_of(const std::vector<std::string>& stack, const FrameResolver& resolve) {
   for (const std::string& frame : stack) {
-    if (frame.find("/libc.so") != std::string::npos || frame.find("/libstdc++") != std::string::npos) continue;
+    if (frame.find("/libc.so") != std::string::npos || frame.find("/libstdc++") != std::string::npos ||
+        frame.find("/libasan.so") != std::string::npos || frame.find("/libubsan.so") != std::string::npos)
+      continue;
     const std::string where = describe_frame(frame, resolve);
-    if (where.rfind("gr::distributed::", 0) == 0 || where.rfind("std::", 0) == 0 || where == frame) continue;
+    if (where.rfind("gr::distributed::", 0) == 0 || where.rfind("std::", 0) == 0 || where == frame ||
+        where.rfind("__interceptor_", 0) == 0 || where.rfind("__sanitizer", 0) == 0)
+      continue;
     return where;
   }
   return {};

@@ -582,7 +582,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"sgd", "adamw"}));
   app.add_flag("--checkpoint-activations", o.checkpoint_activations,
-               "GPT models: every transformer block a checkpoint (gr::utils::checkpoint), as train_gpt's flag");
+               "GPT models: every transformer block but the last a checkpoint (gr::utils::checkpoint), as train_gpt's flag");
   app.add_option("--seed", o.seed, "seed for the model and the synthetic data")->capture_default_str();
   app.add_option("--trace", o.trace_dir, "write the overlap mode's Chrome trace of every rank into this folder");
   app.add_flag("--json", o.json, "print the results as one JSON object on the last line (rank 0)");

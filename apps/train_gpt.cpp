@@ -522,8 +522,8 @@ int main(int argc, char** argv) {
   app.add_option("--weight-decay", o.weight_decay, "AdamW weight decay of the matrices")->capture_default_str()->check(apps::non_negative());
   app.add_option("--dropout", o.dropout, "dropout probability")->capture_default_str()->check(CLI::Range(0.0, 0.99));
   app.add_flag("--checkpoint-activations", o.checkpoint_activations,
-               "checkpoint every transformer block (gr::utils::checkpoint): the forward keeps the blocks' inputs only "
-               "and backward reruns one block at a time; the same gradients, less activation memory, one more forward "
+               "checkpoint every transformer block but the last (gr::utils::checkpoint): the forward keeps their inputs only "
+               "and backward reruns one block at a time; the same gradients, less activation memory, at most one more forward "
                "(the activation memory printed at the end: kept by forward, and the step's peak above its start, "
                "which includes the gradient memory held at that moment)");
   app.add_option("--clip", o.clip, "global gradient-norm clipping (0: off)")->capture_default_str()->check(apps::non_negative());

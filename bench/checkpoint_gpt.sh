@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# train_gpt with and without --checkpoint-activations (every transformer block a
+# train_gpt with and without --checkpoint-activations (every transformer block but the last a
 # gr::utils::checkpoint), 1 process x 1 thread and 2 ranks x 1 thread (DDP, Gloo), alternating
 # run by run for --repeat rounds: tokens/s (medians over the rounds), the step-time ratio, and
 # the activation memory of the largest micro-step (kept by forward, peak; train_gpt's --json

@@ -17,9 +17,11 @@ struct GPTConfig {
   int64_t vocab = 256;  // tokens are bytes
   int64_t layers = 4, heads = 4, embd = 128, block = 64;
   double dropout = 0.0;
-  // Each block a gr::utils::checkpoint (train_gpt --checkpoint-activations): the forward keeps
-  // the blocks' inputs only and backward reruns one block at a time; gradients are the same,
-  // bitwise (Note [Non-reentrant checkpoint]).
+  // Every block but the last a gr::utils::checkpoint (train_gpt --checkpoint-activations): the
+  // forward keeps those blocks' inputs only and backward reruns one block at a time; gradients
+  // are the same, bitwise (Note [Non-reentrant checkpoint]). The last block's rerun would come
+  // first in backward, right where its activations were dropped: it would cost a block's
+  // forward and lower no peak, so it runs plain, as checkpoint_sequential's last segment does.
   bool checkpoint_activations = false;
 };
 
@@ -126,14 +128,15 @@ class GPTImpl : public nn::Module {
     return linear(x, wte->weight);  // the LM head is the token embedding: x E^T
   }
 
-  // The blocks in order, each checkpointed with config.checkpoint_activations (called as
-  // Sequential calls them, so their forward pre-hooks run in the rerun too).
+  // The blocks in order, all but the last checkpointed with config.checkpoint_activations
+  // (called as Sequential calls them, so their forward pre-hooks run in the rerun too).
   Tensor run_blocks(Tensor x) {
     if (!config.checkpoint_activations) return blocks->forward(x);
-    for (size_t i = 0; i < blocks->size(); ++i)
+    const size_t n = blocks->size();
+    for (size_t i = 0; i + 1 < n; ++i)
       x = utils::checkpoint(utils::CheckpointOptions().name("blocks." + std::to_string(i)),
                             [seq = blocks.ptr(), i](const Tensor& h) { return seq->forward_range(h, i, i + 1); }, x);
-    return x;
+    return n > 0 ? blocks->forward_range(x, n - 1, n) : x;
   }
 
   // Mean cross-entropy of the next-token predictions.

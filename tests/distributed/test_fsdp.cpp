@@ -47,6 +47,16 @@ TEST_CASE("fully_shard equals DDP and one process on 1, 2 and 4 ranks (gloo, shm
     }
 }
 
+TEST_CASE("fully_shard on the hierarchical backend (2 nodes x 2 ranks) equals DDP (float64; accumulation, clipping, pieces, no prefetch)") {
+  spawn(4, [](int rank) {
+    init_process_group("hierarchical");
+    check_fsdp_equals_ddp<Uneven>(rank, 4, FsdpCase{.opt = FsdpOpt::AdamW}, 1e-12);
+    check_fsdp_equals_ddp<Deep>(rank, 4, FsdpCase{.opt = FsdpOpt::SGD, .micro = 2, .clip = 0.05}, 1e-12);
+    check_fsdp_equals_ddp<Deep>(rank, 4, FsdpCase{.opt = FsdpOpt::Adam, .bucket_mb = 0.004, .prefetch = 0}, 1e-12);
+    destroy_process_group();
+  }, {.timeout = 240s, .env = {{"LOCAL_WORLD_SIZE", "2"}}});
+}
+
 TEST_CASE("fully_shard with gradient accumulation (set_requires_gradient_sync), clipping over the shards, reshard_after_forward off and gradients in pieces equals DDP") {
   for (const char* backend : {"gloo", "shm"})
     for (int world : {2, 4}) {

@@ -7,7 +7,9 @@
 // synchronised around every run. Prints a table with TFLOP/s (FlashAttention's count: 4 B H
 // T^2 D for the forward, halved when causal; the backward 2.5 times that), and with --json one
 // JSON object as the last stdout line (bench/compare_attention.py reads it and times
-// PyTorch's F.scaled_dot_product_attention on the same shapes).
+// PyTorch's F.scaled_dot_product_attention on the same shapes). --impl own,cudnn times
+// bfloat16/float16 on gradring's kernels and on cuDNN's fused attention in one run (auto: as the
+// GRADRING_CUDNN_ATTENTION switch says); the path column says which one each row ran on.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -92,6 +94,7 @@ int main(int argc, char** argv) {
   int threads = 1, repeat = 7, iters = 0;
   bool causal = true, json = false;
   std::string device_spec = "cpu", dtype_name = "float32";
+  std::vector<std::string> impls{"auto"};
   app.add_option("--device", device_spec, "cpu, cuda or cuda:N");
   app.add_option("--dtype", dtype_name, "float32, bfloat16 or float16 (also f32, bf16, f16)");
   app.add_option("--T", lengths, "sequence lengths")->delimiter(',');
@@ -102,6 +105,11 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", repeat, "timed runs per size (median)");
   app.add_option("--iters", iters, "calls per timed run (default: 10 on CUDA, 1 on the CPU)");
   app.add_option("--causal", causal, "causal attention (default true)");
+  app.add_option("--impl", impls,
+                 "own (gradring's kernels), cudnn (cuDNN's fused attention; bfloat16/float16 on CUDA) or auto "
+                 "(GRADRING_CUDNN_ATTENTION's choice); a list times each")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"own", "cudnn", "auto"}));
   app.add_flag("--json", json, "print a JSON line last");
   CLI11_PARSE(app, argc, argv);
   const std::map<std::string, gr::ScalarType> dtypes{{"float32", gr::kFloat32}, {"f32", gr::kFloat32},
@@ -118,46 +126,69 @@ int main(int argc, char** argv) {
   gr::set_num_threads(device.is_cuda() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : threads);
   // The composite computes in float64; the fused op's own rounding bounds what it can reach.
   const double tolerance = dtype == gr::kFloat32 ? 1e-4 : dtype == gr::kFloat16 ? 1e-2 : 4e-2;
+  for (const std::string& impl : impls)
+    if (impl == "cudnn" && (!device.is_cuda() || dtype == gr::kFloat32)) {
+      std::fprintf(stderr, "bench_attention: --impl cudnn needs --device cuda and --dtype bfloat16 or float16\n");
+      return 2;
+    }
   const std::string dt(gr::dtype_name(dtype));
 
   std::printf("bench_attention: gradring %s, %s, %s, %d x %d calls (median)\n", gr::kVersion, device.str().c_str(),
               dt.c_str(), repeat, iters);
-  std::printf("%-4s %-4s %-6s %-4s %-6s %10s %10s %11s %9s %9s %9s %9s\n", "B", "H", "T", "D", "causal", "fwd ms",
-              "bwd ms", "fwd+bwd ms", "fwd TF/s", "bwd TF/s", "f+b TF/s", "max err");
+  std::printf("%-4s %-4s %-6s %-4s %-6s %-5s %10s %10s %11s %9s %9s %9s %9s\n", "B", "H", "T", "D", "causal", "path",
+              "fwd ms", "bwd ms", "fwd+bwd ms", "fwd TF/s", "bwd TF/s", "f+b TF/s", "max err");
   nlohmann::json rows = nlohmann::json::array();
+  const bool auto_switch = gr::cuda::cudnn_sdp_enabled();
   for (int64_t T : lengths) {
-    const double err = check(1, 2, T, dim, causal, dtype, device);
-    if (!(err < tolerance)) {
-      std::fprintf(stderr, "bench_attention: T = %lld (%s on %s) differs from the composite by %g (tolerance %g)\n",
-                   static_cast<long long>(T), dt.c_str(), device.str().c_str(), err, tolerance);
-      return 1;
+    for (const std::string& impl : impls) {
+      gr::cuda::enable_cudnn_sdp(impl == "auto" ? auto_switch : impl == "cudnn");
+      const double err = check(1, 2, T, dim, causal, dtype, device);
+      if (!(err < tolerance)) {
+        std::fprintf(stderr, "bench_attention: T = %lld (%s on %s) differs from the composite by %g (tolerance %g)\n",
+                     static_cast<long long>(T), dt.c_str(), device.str().c_str(), err, tolerance);
+        return 1;
+      }
+      auto input = [&](uint64_t seed) { return randn_of({batch, heads, T, dim}, seed).to(dtype).to(device); };
+      Tensor q = input(1), k = input(2), v = input(3), g = input(4);
+      const uint64_t cudnn_before = gr::cuda::cudnn_sdp_calls();
+      const double fwd = median_ms(
+          [&] {
+            gr::NoGradGuard no_grad;
+            gr::scaled_dot_product_attention(q, k, v, {}, 0.0, causal);
+          },
+          repeat, iters, device);
+      Tensor qg = q.detach().requires_grad_(true), kg = k.detach().requires_grad_(true);
+      Tensor vg = v.detach().requires_grad_(true);
+      Tensor out = gr::scaled_dot_product_attention(qg, kg, vg, {}, 0.0, causal);
+      const double bwd = median_ms([&] { gr::autograd::grad({out}, {qg, kg, vg}, {g}, /*retain_graph=*/true); },
+                                   repeat, iters, device);
+      const double fwdbwd = median_ms(
+          [&] {
+            gr::autograd::grad({gr::scaled_dot_product_attention(qg, kg, vg, {}, 0.0, causal)}, {qg, kg, vg}, {g});
+          },
+          repeat, iters, device);
+      // Which path the timed calls took (cuDNN refuses a shape, or the build lacks it: our kernels).
+      const std::string path = gr::cuda::cudnn_sdp_calls() > cudnn_before ? "cudnn" : "own";
+      if (impl != "auto" && path != impl) {
+        std::fprintf(stderr,
+                     "bench_attention: --impl %s ran on %s at T = %lld (cuDNN attention not built, or it refused the "
+                     "shape: see its message above)\n",
+                     impl.c_str(), path.c_str(), static_cast<long long>(T));
+        return 1;
+      }
+      const double flops =
+          4.0 * double(batch) * double(heads) * double(T) * double(T) * double(dim) * (causal ? 0.5 : 1);
+      auto tflops = [](double f, double ms) { return f / (ms * 1e-3) / 1e12; };
+      std::printf("%-4lld %-4lld %-6lld %-4lld %-6s %-5s %10.3f %10.3f %11.3f %9.3g %9.3g %9.3g %9.2g\n",
+                  static_cast<long long>(batch), static_cast<long long>(heads), static_cast<long long>(T),
+                  static_cast<long long>(dim), causal ? "yes" : "no", path.c_str(), fwd, bwd, fwdbwd,
+                  tflops(flops, fwd), tflops(2.5 * flops, bwd), tflops(3.5 * flops, fwdbwd), err);
+      rows.push_back({{"B", batch}, {"H", heads}, {"T", T}, {"D", dim}, {"causal", causal}, {"threads", threads},
+                      {"dtype", dt}, {"device", device.str()}, {"impl", impl}, {"path", path}, {"fwd_ms", fwd},
+                      {"bwd_ms", bwd}, {"fwdbwd_ms", fwdbwd},
+                      {"fwd_tflops", tflops(flops, fwd)}, {"bwd_tflops", tflops(2.5 * flops, bwd)},
+                      {"fwdbwd_tflops", tflops(3.5 * flops, fwdbwd)}, {"max_err", err}});
     }
-    auto input = [&](uint64_t seed) { return randn_of({batch, heads, T, dim}, seed).to(dtype).to(device); };
-    Tensor q = input(1), k = input(2), v = input(3), g = input(4);
-    const double fwd = median_ms(
-        [&] {
-          gr::NoGradGuard no_grad;
-          gr::scaled_dot_product_attention(q, k, v, {}, 0.0, causal);
-        },
-        repeat, iters, device);
-    Tensor qg = q.detach().requires_grad_(true), kg = k.detach().requires_grad_(true);
-    Tensor vg = v.detach().requires_grad_(true);
-    Tensor out = gr::scaled_dot_product_attention(qg, kg, vg, {}, 0.0, causal);
-    const double bwd = median_ms([&] { gr::autograd::grad({out}, {qg, kg, vg}, {g}, /*retain_graph=*/true); },
-                                 repeat, iters, device);
-    const double fwdbwd = median_ms(
-        [&] { gr::autograd::grad({gr::scaled_dot_product_attention(qg, kg, vg, {}, 0.0, causal)}, {qg, kg, vg}, {g}); },
-        repeat, iters, device);
-    const double flops = 4.0 * double(batch) * double(heads) * double(T) * double(T) * double(dim) * (causal ? 0.5 : 1);
-    auto tflops = [](double f, double ms) { return f / (ms * 1e-3) / 1e12; };
-    std::printf("%-4lld %-4lld %-6lld %-4lld %-6s %10.3f %10.3f %11.3f %9.3g %9.3g %9.3g %9.2g\n",
-                static_cast<long long>(batch), static_cast<long long>(heads), static_cast<long long>(T),
-                static_cast<long long>(dim), causal ? "yes" : "no", fwd, bwd, fwdbwd, tflops(flops, fwd),
-                tflops(2.5 * flops, bwd), tflops(3.5 * flops, fwdbwd), err);
-    rows.push_back({{"B", batch}, {"H", heads}, {"T", T}, {"D", dim}, {"causal", causal}, {"threads", threads},
-                    {"dtype", dt}, {"device", device.str()}, {"fwd_ms", fwd}, {"bwd_ms", bwd}, {"fwdbwd_ms", fwdbwd},
-                    {"fwd_tflops", tflops(flops, fwd)}, {"bwd_tflops", tflops(2.5 * flops, bwd)},
-                    {"fwdbwd_tflops", tflops(3.5 * flops, fwdbwd)}, {"max_err", err}});
   }
   if (json) std::cout << nlohmann::json{{"rows", rows}}.dump() << std::endl;
   return 0;

@@ -19,7 +19,7 @@ CUDA (issue 31's: forward + backward >= 0.8x torch in bfloat16 and >= 1.0x in fl
 T 512, 1024, 2048, D 64, causal; defaults B 16, H 12, T 512,1024,2048), on the GPU kit:
 
     bash .gpu/run.sh python3 bench/compare_attention.py --device cuda --dtype bf16 \
-        --bench bench_attention --python "env -u LD_LIBRARY_PATH python3"
+        --bench bench_attention --python "env -u LD_LIBRARY_PATH python3" [--impl own|cudnn|auto]
 """
 import argparse
 import json
@@ -99,6 +99,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--iters", type=int, default=None, help="calls per timed run (default CUDA 10, CPU 1)")
     ap.add_argument("--no-causal", action="store_true")
+    ap.add_argument("--impl", default="auto", choices=("auto", "own", "cudnn"),
+                    help="gradring's path on CUDA in bfloat16/float16: its own kernels, cuDNN's fused attention, "
+                         "or auto (GRADRING_CUDNN_ATTENTION's choice); passed to bench_attention --impl")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -118,15 +121,18 @@ def main():
     theirs = {t: {k: [] for k in keys} for t in lengths}
     tflops = {t: [] for t in lengths}
     version = "?"
+    paths = set()
     for _ in range(args.rounds):
         out = subprocess.run([args.bench, "--json", "--device", args.device, "--dtype", dtype, "--T", T, "--B", str(B),
                               "--H", str(H), "--D", str(args.D), "--threads", str(args.threads), "--repeat",
-                              str(args.repeat), "--iters", str(iters), "--causal", "true" if causal else "false"],
+                              str(args.repeat), "--iters", str(iters), "--causal", "true" if causal else "false",
+                              "--impl", args.impl],
                              check=True, capture_output=True, text=True).stdout
         for row in json.loads(out.strip().splitlines()[-1])["rows"]:
             for k in keys:
                 ours[row["T"]][k].append(row[k])
             tflops[row["T"]].append(row["fwdbwd_tflops"])
+            paths.add(row.get("path", "own"))
         out = subprocess.run(shlex.split(args.python) + [__file__, "--worker", json.dumps(spec)], check=True,
                              capture_output=True, text=True).stdout
         result = json.loads(out.strip().splitlines()[-1])
@@ -135,7 +141,7 @@ def main():
             for k in keys:
                 theirs[row["T"]][k].append(row[k])
     print(f"torch {version}, {args.device}, {dtype}, B={B} H={H} D={args.D}, {'causal' if causal else 'full'}, "
-          f"{args.threads} CPU thread(s), medians of {args.rounds} rounds x {args.repeat} runs x {iters} calls, ms")
+          f"gradring on {'/'.join(sorted(paths))}, {args.threads} CPU thread(s), medians of {args.rounds} rounds x {args.repeat} runs x {iters} calls, ms")
     print(f"{'T':>6} {'fwd':>8} {'torch':>8} {'ratio':>6} {'bwd':>8} {'torch':>8} {'ratio':>6} "
           f"{'f+b':>8} {'torch':>8} {'ratio':>6} {'f+b TF/s':>9}")
     target = 1.0 if not cuda or dtype == "float32" else 0.8

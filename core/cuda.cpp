@@ -1,6 +1,10 @@
 // gr::cuda queries on top of the backend registry (core/backends.cpp).
 #include "core/cuda.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
 #include "core/generator.h"
 #include "core/version.h"
 
@@ -10,5 +14,19 @@ size_t device_count() { return static_cast<size_t>(cuda_device_count()); }
 bool is_available() { return cuda_is_available(); }
 void manual_seed(uint64_t seed) { gr::manual_seed(seed); }
 void manual_seed_all(uint64_t seed) { gr::manual_seed(seed); }
+
+namespace {
+bool cudnn_sdp_env() {
+  const char* v = std::getenv("GRADRING_CUDNN_ATTENTION");
+  return v == nullptr || *v == '\0' || std::strcmp(v, "0") != 0;
+}
+std::atomic<bool> g_cudnn_sdp{cudnn_sdp_env()};
+std::atomic<uint64_t> g_cudnn_sdp_calls{0};
+}  // namespace
+
+void enable_cudnn_sdp(bool enabled) { g_cudnn_sdp.store(enabled); }
+bool cudnn_sdp_enabled() { return g_cudnn_sdp.load(); }
+uint64_t cudnn_sdp_calls() { return g_cudnn_sdp_calls.load(); }
+void detail::count_cudnn_sdp_call() { g_cudnn_sdp_calls.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace gr::cuda

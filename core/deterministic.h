@@ -15,7 +15,9 @@ namespace gr {
 //   in the CPU's order, or one thread where any two writes may meet (scatter_schedule,
 //   core/native/index/index_ops.h); advanced-index writes run serially on the CPU too.
 // - scaled_dot_product_attention's CUDA backward: float32 runs its per-row kernels (no
-//   atomics, slower); bfloat16/float16 alert (their tiled backward sums dQ with atomics).
+//   atomics, slower); bfloat16/float16 on cuDNN's fused attention ask for its deterministic
+//   algorithm (Note [cuDNN attention]), and on gradring's kernels alert (their tiled backward
+//   sums dQ with atomics).
 // - An op without a deterministic version calls alert_not_deterministic(op): it throws
 //   naming the op, or with warn_only prints a warning once per op.
 // Not affected: cuBLAS, whose results are reproducible on one stream of one GPU model (as

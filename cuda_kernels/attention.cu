@@ -1,7 +1,9 @@
 // CUDA scaled dot-product attention (attention_stub, attention_backward_stub of
 // core/native/attention/attention.h). Heads up to kAttentionCudaTileDim wide run on the tiled kernels:
 // bfloat16 and float16 on tensor cores (attention_tc.cu), float32 on register tiles
-// (attention_simt.cu). float64, wider float32 heads, and devices without the shared memory the
+// (attention_simt.cu); bfloat16/float16 calls that cuDNN's fused attention computes exactly go
+// to it first (Note [cuDNN attention], attention_cudnn.h). float64, wider float32 heads, and
+// devices without the shared memory the
 // tiles need run on the general kernels below: a thread per query row (forward, dQ) or key row
 // (dK, dV), the other side's rows streaming through shared memory. Scores, masks, dropout
 // factors and the logsumexp use attention.h's functions, shared with the CPU kernel; nothing
@@ -13,9 +15,11 @@
 #include <set>
 #include <utility>
 
+#include "core/cuda.h"
 #include "core/deterministic.h"
 #include "core/factory.h"
 #include "core/native/attention/attention.h"
+#include "cuda_kernels/attention_cudnn.h"
 #include "cuda_kernels/attention_tiles.cuh"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/runtime.h"
@@ -259,8 +263,34 @@ bool rows_aligned(std::initializer_list<std::pair<const void*, const AttentionLa
   return true;
 }
 
+#ifdef GRADRING_CUDNN_ATTENTION
+constexpr bool kCudnnAttentionBuilt = true;
+#else
+constexpr bool kCudnnAttentionBuilt = false;
+#endif
+
+// Whether this call may go to cuDNN: Note [cuDNN attention].
+[[maybe_unused]] bool cudnn_eligible(const AttentionParams& p, ScalarType t) {
+  const cudnn_attention::Call c{t,
+                                p.B,
+                                p.L,
+                                p.S,
+                                p.E,
+                                p.Ev,
+                                p.causal,
+                                p.dropout_p,
+                                p.mask != AttentionMask::None,
+                                are_deterministic_algorithms_enabled(),
+                                cudnn_sdp_enabled(),
+                                cudnn_attention::built()};
+  return cudnn_attention::choose(c) == cudnn_attention::Verdict::kCudnn;
+}
+
 void attention_cuda(const void* q, const void* k, const void* v, const void* mask, void* out, void* lse,
                     const AttentionParams& p, ScalarType t) {
+#ifdef GRADRING_CUDNN_ATTENTION
+  if (cudnn_eligible(p, t) && cudnn_attention::forward(q, k, v, out, lse, p, t)) return;
+#endif
   cudaStream_t stream = current_stream();
   if (tiled(p, t)) {
     const attention::ForwardArgs a{q, k, v, mask, out, static_cast<float*>(lse),
@@ -277,6 +307,10 @@ void attention_cuda(const void* q, const void* k, const void* v, const void* mas
 void attention_backward_cuda(const void* grad_out, const void* q, const void* k, const void* v, const void* mask,
                              const void* out, const void* lse, void* dq, void* dk, void* dv, const AttentionParams& p,
                              ScalarType t) {
+#ifdef GRADRING_CUDNN_ATTENTION
+  // Before the alert below: cuDNN's backward has a deterministic algorithm.
+  if (cudnn_eligible(p, t) && cudnn_attention::backward(grad_out, q, k, v, out, lse, dq, dk, dv, p, t)) return;
+#endif
   cudaStream_t stream = current_stream();
   // The tiled backward sums dQ with float atomics (Note [Tensor-core backward]): under
   // use_deterministic_algorithms float32 takes the per-row kernels below (separate dQ and
@@ -314,6 +348,8 @@ void attention_backward_cuda(const void* grad_out, const void* q, const void* k,
 }
 
 }  // namespace
+
+bool cudnn_attention::built() { return kCudnnAttentionBuilt; }
 
 namespace attention {
 bool allow_shared_memory(const void* kernel, size_t bytes) {

@@ -2,8 +2,10 @@
 // kernels (cuda_kernels/attention*.cu: tensor cores for bfloat16/float16, register tiles for
 // float32, the general kernels for float64 and wide heads) against the fused CPU kernel,
 // forward and backward, plain, causal, with bool and float masks, with dropout (the same
-// Philox stream), and on the GPT's in-place head layout. The 16-bit rows compare two 16-bit
-// results (P and dS are rounded for the tensor cores): their tolerance is the type's.
+// Philox stream), and on the GPT's in-place head layout; the 16-bit rows once on gradring's
+// tensor-core kernels and once with cuDNN's fused attention allowed (attention_cudnn.cpp, where
+// built). They compare two 16-bit results (P and dS are rounded for the tensor cores): their
+// tolerance is the type's.
 #include "selftest/checks.h"
 
 namespace gr::selftest {
@@ -18,6 +20,23 @@ TensorList qkv(std::vector<int64_t> q, std::vector<int64_t> k, std::vector<int64
   return {grad_input(q, seed, t), grad_input(k, seed + 1, t), grad_input(v, seed + 2, t)};
 }
 Tensor causal(const TensorList& x) { return scaled_dot_product_attention(x[0], x[1], x[2], {}, 0.0, true); }
+
+// f with attention's cuDNN switch (gr::cuda::enable_cudnn_sdp) set as `cudnn` says, restored
+// after; the CPU run ignores it.
+std::function<TensorList(const TensorList&)> on_cudnn(bool cudnn, std::function<TensorList(const TensorList&)> f) {
+  return [cudnn, f](const TensorList& x) {
+    const bool before = cuda::cudnn_sdp_enabled();
+    cuda::enable_cudnn_sdp(cudnn);
+    try {
+      TensorList r = f(x);
+      cuda::enable_cudnn_sdp(before);
+      return r;
+    } catch (...) {
+      cuda::enable_cudnn_sdp(before);
+      throw;
+    }
+  };
+}
 
 Tensor bool_mask(IntArrayRef shape, uint64_t seed) {
   Tensor m = randn_(shape, seed).gt(-0.5);
@@ -56,12 +75,17 @@ GR_SELFTEST_CHECKS(add_attention_checks) {
                  return scaled_dot_product_attention(x[0], x[1], x[2], {}, 0.3);
                }),
                kF64});
-  c.push_back({"attention", "sdpa causal fwd+bwd bf16 [2,6,200,64] (tensor cores)",
-               [] { return qkv({2, 6, 200, 64}, {2, 6, 200, 64}, {2, 6, 200, 64}, 16, kBFloat16); },
-               with_grads(causal), kBF16});
-  c.push_back({"attention", "sdpa fwd+bwd f16 E 96, Ev 80 [2,3,77,96]x[2,3,130,96] (tensor cores)",
-               [] { return qkv({2, 3, 77, 96}, {2, 3, 130, 96}, {2, 3, 130, 80}, 19, kFloat16); },
-               with_grads([](const TensorList& x) { return scaled_dot_product_attention(x[0], x[1], x[2]); }), kF16});
+  for (bool cudnn : {false, true}) {
+    const std::string path = cudnn ? " (cuDNN where built)" : " (tensor cores)";
+    c.push_back({"attention", "sdpa causal fwd+bwd bf16 [2,6,200,64]" + path,
+                 [] { return qkv({2, 6, 200, 64}, {2, 6, 200, 64}, {2, 6, 200, 64}, 16, kBFloat16); },
+                 on_cudnn(cudnn, with_grads(causal)), kBF16});
+    c.push_back(
+        {"attention", "sdpa fwd+bwd f16 E 96, Ev 80 [2,3,77,96]x[2,3,130,96]" + path,
+         [] { return qkv({2, 3, 77, 96}, {2, 3, 130, 96}, {2, 3, 130, 80}, 19, kFloat16); },
+         on_cudnn(cudnn, with_grads([](const TensorList& x) { return scaled_dot_product_attention(x[0], x[1], x[2]); })),
+         kF16});
+  }
   c.push_back({"attention", "sdpa causal fwd+bwd f32 D 128 [2,4,150,128] (register tiles)",
                [] { return qkv({2, 4, 150, 128}, {2, 4, 150, 128}, {2, 4, 150, 128}, 22); }, with_grads(causal),
                kF32Reduce});
@@ -72,8 +96,12 @@ GR_SELFTEST_CHECKS(add_attention_checks) {
   };
   c.push_back({"attention", "sdpa GPT layout (q, k, v views of qkv [2,100,768]) causal fwd+bwd f32",
                [] { return TensorList{grad_input({2, 100, 768}, 25)}; }, with_grads(gpt), kF32Reduce});
-  c.push_back({"attention", "sdpa GPT layout (q, k, v views of qkv [2,100,768]) causal fwd+bwd bf16",
-               [] { return TensorList{grad_input({2, 100, 768}, 26, kBFloat16)}; }, with_grads(gpt), kBF16});
+  for (bool cudnn : {false, true})
+    c.push_back({"attention",
+                 std::string("sdpa GPT layout (q, k, v views of qkv [2,100,768]) causal fwd+bwd bf16") +
+                     (cudnn ? " (cuDNN where built)" : " (tensor cores)"),
+                 [] { return TensorList{grad_input({2, 100, 768}, 26, kBFloat16)}; }, on_cudnn(cudnn, with_grads(gpt)),
+                 kBF16});
   for (ScalarType t : {kFloat32, kBFloat16})
     c.push_back({"attention",
                  std::string("sdpa dropout p=0.2 fwd+bwd ") + (t == kFloat32 ? "f32" : "bf16") +

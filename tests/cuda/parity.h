@@ -21,6 +21,19 @@ namespace gr::cuda_test {
 
 inline Device cuda0() { return Device(kCUDA, 0); }
 
+// Sets scaled_dot_product_attention's cuDNN switch (gr::cuda::enable_cudnn_sdp) for a scope:
+// the parity tests of gradring's own attention kernels run with it off.
+class CudnnSdpScope {
+ public:
+  explicit CudnnSdpScope(bool enabled) : before_(cuda::cudnn_sdp_enabled()) { cuda::enable_cudnn_sdp(enabled); }
+  ~CudnnSdpScope() { cuda::enable_cudnn_sdp(before_); }
+  CudnnSdpScope(const CudnnSdpScope&) = delete;
+  CudnnSdpScope& operator=(const CudnnSdpScope&) = delete;
+
+ private:
+  bool before_;
+};
+
 // |cuda - cpu| <= atol + rtol * |cpu| for every element.
 struct Tol {
   double rtol = 0;

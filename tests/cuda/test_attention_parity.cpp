@@ -3,7 +3,8 @@
 // tiles and the general kernels (float64, heads over 128), at every padded head width, odd
 // lengths, L != S, causal, bool and float masks in the broadcast shapes the op takes, fully
 // masked rows, dropout (the same flags as the CPU's, bit for bit), broadcast batch dims and
-// the GPT's in-place head layout. The reference is the CPU kernel in float32 on the same
+// the GPT's in-place head layout, with cuDNN's attention switched off (its own parity tests are
+// in test_attention_cudnn.cpp). The reference is the CPU kernel in float32 on the same
 // (rounded) inputs; tolerances are relative to the reference's largest value:
 //   float32 2e-4 forward, 1e-3 backward (another summation order, __expf);
 //   float16 5e-3 / 2e-2 and bfloat16 2e-2 / 5e-2 (P and dS rounded for the tensor cores,
@@ -101,6 +102,7 @@ const ScalarType kTiled[] = {kFloat32, kBFloat16, kFloat16};
 
 TEST_SUITE("cuda") {
   TEST_CASE("attention: every padded head width, odd lengths, L != S, causal, each dtype") {
+    const CudnnSdpScope own_kernels(false);
     struct Shape {
       int64_t L, S, E, Ev;
     };
@@ -118,12 +120,14 @@ TEST_SUITE("cuda") {
   }
 
   TEST_CASE("attention: heads over 128 and float64 run on the general kernels") {
+    const CudnnSdpScope own_kernels(false);
     for (ScalarType t : {kFloat32, kBFloat16, kFloat64})
       check_case("E 160", random_inputs({2, 50, 160}, {2, 70, 160}, {2, 70, 160}, 200), t, true);
     check_case("f64", random_inputs({3, 40, 16}, {3, 90, 16}, {3, 90, 24}, 210), kFloat64, false);
   }
 
   TEST_CASE("attention: bool and float masks in their broadcast shapes, fully masked rows") {
+    const CudnnSdpScope own_kernels(false);
     const int64_t B = 2, H = 3, L = 70, S = 90, D = 64;
     Inputs in = random_inputs({B, H, L, D}, {B, H, S, D}, {B, H, S, D}, 300);
     const Tensor keep = random_tensor({L, S}, kFloat32, 301, 0, 1)  // [L, S], shared; rows 5, 6: no key
@@ -142,6 +146,7 @@ TEST_SUITE("cuda") {
   }
 
   TEST_CASE("attention: dropout keeps the CPU's weights, bit for bit, and matches forward and backward") {
+    const CudnnSdpScope own_kernels(false);
     // q = 0 makes every weight 1 / S; v = I makes out[i][j] = Z[i][j] / S: nonzero exactly
     // where weight (i, j) is kept.
     const int64_t B = 2, H = 2, L = 45, S = 96;
@@ -163,6 +168,7 @@ TEST_SUITE("cuda") {
   }
 
   TEST_CASE("attention: broadcast batch dims and the GPT's in-place head layout") {
+    const CudnnSdpScope own_kernels(false);
     for (ScalarType t : kTiled) {
       // Keys and values shared by the batch (stride 0), gradients summed over it.
       check_case("k, v broadcast over the batch", random_inputs({3, 4, 50, 64}, {1, 4, 50, 64}, {1, 4, 50, 64}, 500),

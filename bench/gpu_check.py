@@ -11,7 +11,7 @@ limit, and summarised against the issues' targets:
                against its CPU run (float32, within 1e-4 relative) and bf16 against PyTorch's own
                bf16-vs-float32 difference
   speed        attention forward + backward against F.scaled_dot_product_attention (bf16 >= 0.8x,
-               float32 >= 1.0x), bfloat16 GEMMs against torch.mm (>= 0.9x), the seed CNN at batch
+               float32 >= 1.0x; bf16 also on our own kernels, without cuDNN's), bfloat16 GEMMs against torch.mm (>= 0.9x), the seed CNN at batch
                64 and 512 (>= 2x and >= 1x), train_gpt small and 12L/768 in float32 and bf16
                (>= 1x PyTorch eager; goal 1.2x), gradring and PyTorch alternating, medians
 
@@ -59,8 +59,9 @@ class Check:
             f.write(line + "\n")
 
     def verdict(self, name, ok, detail):
-        """One summary line per check: PASS/FAIL (or SKIP when ok is None) and what was seen."""
-        word = "SKIP" if ok is None else "PASS" if ok else "FAIL"
+        """One summary line per check: PASS/FAIL, SKIP when ok is None, INFO when ok is "info" (a
+        figure the issues ask to see, with no target of its own); and what was seen."""
+        word = "SKIP" if ok is None else "INFO" if ok == "info" else "PASS" if ok else "FAIL"
         self.failed += ok is False
         self.say(f"{word:4} {name}: {detail}")
 
@@ -157,13 +158,13 @@ def correctness(c):
             rc, out = c.run(f"mnist_{mode}_{i}", mnist + extra + ["--save", weights[-1]], 90)
             runs.append(last_json(out) if rc == 0 and os.path.exists(weights[-1]) else None)
         if None in runs:
-            c.verdict(f"mnist_{mode}_twice", False if mode == "deterministic" else None, "a run failed (see its log)")
+            c.verdict(f"mnist_{mode}_twice", False if mode == "deterministic" else "info", "a run failed (see its log)")
             continue
         with open(weights[0], "rb") as f0, open(weights[1], "rb") as f1:
             same = f0.read() == f1.read()  # the trained weights, byte for byte
         detail = "weights " + ("equal" if same else "differ") + "; " + ", ".join(
             f"{k} {runs[0][k]!r} / {runs[1][k]!r}" for k in ("train_loss", "test_accuracy"))
-        c.verdict(f"mnist_{mode}_twice", same if mode == "deterministic" else None,
+        c.verdict(f"mnist_{mode}_twice", same if mode == "deterministic" else "info",
                   detail)
 
     # train_gpt's first 50 losses: GPU against CPU (float32), bf16 against PyTorch's own bf16 gap.
@@ -211,11 +212,15 @@ def speed(c):
     a, dev = c.args, c.args.device
     rounds = 1 if a.quick else 2
     small = ["--T", "64,128", "--B", "2", "--H", "2", "--iters", "1", "--repeat", "3"] if a.quick else []
-    for dtype in ("bf16", "f32"):
-        rc, out = c.run(f"attention_{dtype}", [sys.executable, os.path.join(HERE, "compare_attention.py"), "--device",
-                                               dev, "--dtype", dtype, "--bench", c.bin("bench_attention"), "--python",
-                                               a.python, "--rounds", str(rounds)] + small, 240)
-        c.verdict(f"attention_{dtype}", rc == 0 and "target met" in out, f"exit {rc}; {tail(out, 'target')}")
+    # bf16 twice: as a user gets it (cuDNN's fused attention where built, else our kernels), then
+    # our tensor-core kernels alone (reported: the issue asks for both to be measured).
+    for dtype, impl in (("bf16", "auto"), ("bf16", "own"), ("f32", "auto")):
+        name = f"attention_{dtype}" + ("_own" if impl == "own" else "")
+        rc, out = c.run(name, [sys.executable, os.path.join(HERE, "compare_attention.py"), "--device", dev, "--dtype",
+                               dtype, "--bench", c.bin("bench_attention"), "--python", a.python, "--rounds",
+                               str(rounds), "--impl", impl] + small, 240)
+        met = rc == 0 and "target met" in out
+        c.verdict(name, "info" if impl == "own" else met, f"exit {rc}; {tail(out, 'target')}")
         if rc == 0:
             c.say("\n".join("       " + l for l in out.strip().splitlines()[-6:]))
     if dev != "cpu":

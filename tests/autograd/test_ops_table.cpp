@@ -19,7 +19,7 @@ using gr::testing::op_infos;
 
 namespace {
 
-const std::string kOpsTablePath = std::string(GRADRING_TEST_DATA) + "/../../docs/ops.md";
+const std::string kOpsTablePath = GRADRING_TEST_DATA "/../../docs/ops.md";
 
 struct OpRow {
   std::set<std::string> forward, backward;  // stub names

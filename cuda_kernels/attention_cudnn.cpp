@@ -172,11 +172,17 @@ Entry finish(std::shared_ptr<fe::graph::Graph> g, cudnnHandle_t h, const char* p
   return e;
 }
 
-Entry build_forward(cudnnHandle_t h, const Problem& pb, const native::AttentionParams& p, ScalarType t) {
+// A graph with operands of type t, float32 intermediates and accumulation.
+std::shared_ptr<fe::graph::Graph> new_graph(ScalarType t) {
   auto g = std::make_shared<fe::graph::Graph>();
   g->set_io_data_type(io_type(t))
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
+  return g;
+}
+
+Entry build_forward(cudnnHandle_t h, const Problem& pb, const native::AttentionParams& p, ScalarType t) {
+  auto g = new_graph(t);
   auto Q = operand(*g, "Q", kQ, {pb.N, pb.H, p.L, p.E}, pb.q);
   auto K = operand(*g, "K", kK, {pb.N, pb.H, p.S, p.E}, pb.k);
   auto V = operand(*g, "V", kV, {pb.N, pb.H, p.S, p.Ev}, pb.v);
@@ -194,10 +200,7 @@ Entry build_forward(cudnnHandle_t h, const Problem& pb, const native::AttentionP
 
 Entry build_backward(cudnnHandle_t h, const Problem& pb, const native::AttentionParams& p, ScalarType t,
                      bool deterministic) {
-  auto g = std::make_shared<fe::graph::Graph>();
-  g->set_io_data_type(io_type(t))
-      .set_intermediate_data_type(fe::DataType_t::FLOAT)
-      .set_compute_data_type(fe::DataType_t::FLOAT);
+  auto g = new_graph(t);
   auto Q = operand(*g, "Q", kQ, {pb.N, pb.H, p.L, p.E}, pb.q);
   auto K = operand(*g, "K", kK, {pb.N, pb.H, p.S, p.E}, pb.k);
   auto V = operand(*g, "V", kV, {pb.N, pb.H, p.S, p.Ev}, pb.v);

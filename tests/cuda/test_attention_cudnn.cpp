@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cuda_kernels/attention_cudnn.h"
+#include "attention_cases.h"
 #include "parity.h"
 
 using namespace gr;
@@ -123,25 +124,12 @@ TEST_SUITE("cuda") {
   TEST_CASE("cuDNN attention: the GPT's in-place head layout, no copies") {
     if (!cudnn_here()) return;
     for (ScalarType t : {kBFloat16, kFloat16}) {
-      const int64_t Nb = 2, T = 75, H = 4, D = 64, C = H * D;
-      const Tensor qkv = N::to_dtype(random_tensor({Nb, T, 3 * C}, kFloat32, 950), t);
-      const Tensor g = N::to_dtype(random_tensor({Nb, H, T, D}, kFloat32, 951), t);
-      auto heads = [&](const Tensor& x, int part) {
-        return x.narrow(2, part * C, C).view({Nb, T, H, D}).transpose(1, 2);
-      };
-      auto both = [&](Device dev) {
-        const Tensor x = N::to_device(qkv, dev), gd = N::to_device(g, dev);
-        const Tensor q = heads(x, 0), k = heads(x, 1), v = heads(x, 2);
-        N::AttentionSaved saved = N::scaled_dot_product_attention(q, k, v, Tensor(), 0.0, true, std::nullopt);
-        auto [dq, dk, dv] =
-            N::scaled_dot_product_attention_backward(gd, q, k, v, Tensor(), 0.0, true, std::nullopt, saved);
-        return TensorList{saved.out, saved.lse, dq, dk, dv};
-      };
       const CudnnSdpScope on(true);
       const uint64_t before = cuda::cudnn_sdp_calls();
-      const TensorList got = both(cuda0());
+      const TensorList got = gpt_layout_attention(t, 950, cuda0());
       CHECK(cuda::cudnn_sdp_calls() - before == 2);
-      check_against(got, both(Device(kCPU)), tols(t), "GPT layout " + std::string(dtype_name(t)));
+      check_against(got, gpt_layout_attention(t, 950, Device(kCPU)), tols(t),
+                    "GPT layout " + std::string(dtype_name(t)));
     }
   }
 

@@ -2,9 +2,8 @@
 #include "core/cuda.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
+#include "core/env.h"
 #include "core/generator.h"
 #include "core/version.h"
 
@@ -16,11 +15,7 @@ void manual_seed(uint64_t seed) { gr::manual_seed(seed); }
 void manual_seed_all(uint64_t seed) { gr::manual_seed(seed); }
 
 namespace {
-bool cudnn_sdp_env() {
-  const char* v = std::getenv("GRADRING_CUDNN_ATTENTION");
-  return v == nullptr || *v == '\0' || std::strcmp(v, "0") != 0;
-}
-std::atomic<bool> g_cudnn_sdp{cudnn_sdp_env()};
+std::atomic<bool> g_cudnn_sdp{env_flag("GRADRING_CUDNN_ATTENTION", true)};
 std::atomic<uint64_t> g_cudnn_sdp_calls{0};
 }  // namespace
 

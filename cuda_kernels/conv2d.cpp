@@ -4,8 +4,8 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
 
+#include "core/env.h"
 #include "core/native/conv/conv2d.h"
 #include "cuda_kernels/conv2d_im2col.h"
 #include "cuda_kernels/cuda_check.h"
@@ -17,10 +17,6 @@
 namespace gr::cuda {
 namespace {
 
-bool env_flag(const char* name, bool fallback) {
-  const char* v = std::getenv(name);
-  return v == nullptr || *v == '\0' ? fallback : std::strcmp(v, "0") != 0;
-}
 size_t env_workspace_limit() {
   const char* v = std::getenv("GRADRING_CONV_WORKSPACE_MB");
   return v == nullptr || *v == '\0' ? size_t(1) << 30 : static_cast<size_t>(std::strtoull(v, nullptr, 10)) << 20;

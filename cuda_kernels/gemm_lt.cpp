@@ -8,11 +8,11 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <unordered_map>
 
 #include "core/deterministic.h"
+#include "core/env.h"
 #include "core/factory.h"
 #include "cuda_kernels/cuda_check.h"
 #include "cuda_kernels/gemm_lt_plan.h"
@@ -24,10 +24,6 @@ namespace {
 static_assert(kLtReductionInplace == CUBLASLT_REDUCTION_SCHEME_INPLACE && kLtReductionAll == CUBLASLT_REDUCTION_SCHEME_MASK,
               "gemm_lt_plan.h's reduction schemes differ from cublasLt.h's");
 
-bool env_flag(const char* name, bool fallback) {
-  const char* v = std::getenv(name);
-  return v == nullptr || *v == '\0' ? fallback : std::strcmp(v, "0") != 0;
-}
 size_t env_workspace() {
   const char* v = std::getenv("GRADRING_CUBLASLT_WORKSPACE_MB");
   return (v == nullptr || *v == '\0' ? size_t(32) : static_cast<size_t>(std::strtoull(v, nullptr, 10))) << 20;

@@ -7,6 +7,17 @@
 
 namespace gr::cuda_test {
 
+// Attention's tolerances against the CPU, forward and backward, by dtype.
+struct Tols {
+  double fwd, bwd;
+};
+inline Tols tols(ScalarType t) {
+  if (t == kBFloat16) return {2e-2, 5e-2};
+  if (t == kFloat16) return {5e-3, 2e-2};
+  if (t == kFloat64) return {1e-12, 1e-11};
+  return {2e-4, 1e-3};
+}
+
 // The GPT's in-place head layout: q, k and v are views of one qkv [N, T, 3C] (rows 3C apart),
 // read and written where they lie. Forward and backward (causal, no dropout) on `dev` from
 // inputs made by `seed` and `seed + 1`; returns {out, lse, dq, dk, dv}.

@@ -20,11 +20,6 @@ namespace N = gr::native;
 
 namespace {
 
-struct Tols {
-  double fwd, bwd;
-};
-Tols tols(ScalarType t) { return t == kBFloat16 ? Tols{2e-2, 5e-2} : Tols{5e-3, 2e-2}; }
-
 // max |got - want| <= tol * max(1, max |want|); NaN fails.
 void expect_close(const Tensor& got, const Tensor& want, double tol, const std::string& what) {
   INFO(what);

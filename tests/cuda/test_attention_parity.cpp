@@ -22,16 +22,6 @@ namespace N = gr::native;
 
 namespace {
 
-struct Tols {
-  double fwd, bwd;
-};
-Tols tols(ScalarType t) {
-  if (t == kBFloat16) return {2e-2, 5e-2};
-  if (t == kFloat16) return {5e-3, 2e-2};
-  if (t == kFloat64) return {1e-12, 1e-11};
-  return {2e-4, 1e-3};
-}
-
 // max |got - want| <= tol * max(1, max |finite want|), NaN failing; -inf must match exactly.
 void expect_close(const Tensor& got, const Tensor& want, double tol, const std::string& what) {
   INFO(what);
